@@ -48,9 +48,20 @@ def test_a_task_whose_every_call_failed_warns_in_every_output(
     assert not any(NOTHING in note for note in report["tasks"]["diagnosis"]["notes"])
     assert f"- localization: note: {expected}" in markdown.read_text()
     assert f"localization: note: {expected}" in captured.out
-    # The coverage line says the model errors are among the missing items.
+    # The coverage line says the model errors are among the missing items, and names the
+    # first failed item (in filename order) with its error (user30: only the run file did).
     coverage = f"0/{n_images} answered, {n_images} missing (scored as no prediction): "
-    assert f"localization: {coverage}3 model errors, {n_images - 3} without a line" in captured.out
+    first = (
+        f"(first: {min(image.filename for image in failed)}: connection refused; rerun to retry)"
+    )
+    assert (
+        f"localization: {coverage}3 model errors {first}, {n_images - 3} without a line"
+        in captured.out
+    )
+    assert report["tasks"]["localization"]["coverage"]["first_error"] == {
+        "item": min(image.filename for image in failed),
+        "error": "connection refused",
+    }
 
 
 def test_answered_only_names_the_model_errors_it_scores(sample_release: Path, tmp_path: Path):
@@ -77,9 +88,10 @@ def test_answered_only_names_the_model_errors_it_scores(sample_release: Path, tm
     assert scope in table and table.index(scope) < table.index(
         next(t for t in table if t.startswith("task "))
     )
+    first = min(image.filename for image in failed)
     assert (
-        f"localization: 1/{n_images} answered, 3 model errors (scored as no prediction), "
-        f"{n_images - 4} without a line left out"
+        f"localization: 1/{n_images} answered, 3 model errors (first: {first}: HTTP 500; rerun "
+        f"to retry) (scored as no prediction), {n_images - 4} without a line left out"
     ) in table
     assert NOTHING not in render_markdown(report)
 

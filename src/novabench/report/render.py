@@ -1263,21 +1263,38 @@ def coverage_phrase(coverage: Mapping[str, Any], *, answered_only: bool = False)
         '0/132 answered, 3 model errors (scored as no prediction), 129 without a line left out'
         >>> coverage_phrase({"items": 4, "answered": 4, "missing": 0, "errors": 0})
         '4/4 answered, 0 missing'
+        >>> coverage_phrase({"items": 4, "answered": 3, "missing": 1, "errors": 1,
+        ...     "first_error": {"item": "case0002_002.png", "error": "RuntimeError: OOM"}})
+        '3/4 answered, 1 missing (scored as no prediction): 1 model error (first: case0002_002.png: RuntimeError: OOM; rerun to retry), 0 without a line'
     """
     answered, items = coverage["answered"], coverage["items"]
     missing, errors = coverage["missing"], coverage["errors"]
     phrase = f"{answered}/{items} answered"
     if answered_only:
         return (
-            f"{phrase}, {_count(errors, 'model error')} (scored as no prediction), "
+            f"{phrase}, {_count(errors, 'model error')}{_first_error(coverage)} "
+            "(scored as no prediction), "
             f"{missing - errors} without a line left out"
         )
     if not missing:
         return f"{phrase}, 0 missing"
     return (
         f"{phrase}, {missing} missing (scored as no prediction): "
-        f"{_count(errors, 'model error')}, {missing - errors} without a line"
+        f"{_count(errors, 'model error')}{_first_error(coverage)}, "
+        f"{missing - errors} without a line"
     )
+
+
+def _first_error(coverage: Mapping[str, Any]) -> str:
+    """`` (first: ITEM: MESSAGE; rerun to retry)`` when the coverage names its first model
+    error, the message on one line and cut at 120 characters; else ``""``."""
+    first = coverage.get("first_error")
+    if not coverage.get("errors") or not isinstance(first, Mapping):
+        return ""
+    message = " ".join(str(first.get("error", "")).split())
+    if len(message) > 120:
+        message = message[:119] + "…"
+    return f" (first: {first.get('item')}: {message}; rerun to retry)"
 
 
 def _coverage_lines(report: Mapping[str, Any]) -> list[str]:

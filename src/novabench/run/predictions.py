@@ -295,7 +295,8 @@ class PredictionSet:
     def summary(self) -> dict[str, dict[str, Any]]:
         """Per task: items expected, answered, missing, errors and parse-status counts, and
         (only when some did) ``hit_token_limit``: answers whose line says the model stopped at
-        the answer length limit (``finish_reason`` ``length``), so they may be cut off.
+        the answer length limit (``finish_reason`` ``length``), so they may be cut off, and
+        ``first_error``: the first failed item (in item order) and its model error.
 
         Example:
             >>> PredictionSet("x", {t: {} for t in TASKS}, ["a.png"], ["case0001"]).summary()["diagnosis"]
@@ -317,6 +318,10 @@ class PredictionSet:
             )
             if cut:
                 report[task]["hit_token_limit"] = cut
+            errors = self.errors(task)
+            if errors:  # which item failed first, and how: the file alone said so before
+                first = min(errors)
+                report[task]["first_error"] = {"item": first, "error": errors[first]}
         return report
 
     def _answers(self, task: str) -> Iterator[PredictionRecord | None]:
