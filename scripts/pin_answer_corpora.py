@@ -1,8 +1,8 @@
 """Re-read the reviewed answer corpora with the installed parsers and show every read that moved.
 
 ``tests/data/answer_corpora/diagnoses.jsonl`` and ``boxes.jsonl`` hold the ~1,600 distinct
-answers that tonight's hostile reviewers (u24w, u27w, u29w for diagnoses; u25w, u28w for
-boxes) wrote to test parser rules, each with what the reviewer expected (the case's gold
+answers that hostile reviewers (u24w, u27w, u29w for diagnoses; u25w, u28w for boxes) wrote
+on 2026-12-06 to test parser rules, each with what the reviewer expected (the case's gold
 diagnoses; the box letters a radiologist reads, ``?`` in front when ambiguous) and the read
 pinned from this tree (``"read"``). This script reads every answer again, prints how many
 reads moved, each one before -> after, and for answers with an expectation whether the move
