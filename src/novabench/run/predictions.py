@@ -305,11 +305,12 @@ class PredictionSet:
         report: dict[str, dict[str, Any]] = {}
         for task in TASKS:
             missing = self.missing(task)
+            errors = self.errors(task)
             report[task] = {
                 "items": len(self._keys(task)),
                 "answered": len(self._keys(task)) - len(missing),
                 "missing": len(missing),
-                "errors": len(self.errors(task)),
+                "errors": len(errors),
                 "parse_status": self.parse_counts(task),
             }
             cut = sum(
@@ -318,7 +319,6 @@ class PredictionSet:
             )
             if cut:
                 report[task]["hit_token_limit"] = cut
-            errors = self.errors(task)
             if errors:  # which item failed first, and how: the file alone said so before
                 first = min(errors)
                 report[task]["first_error"] = {"item": first, "error": errors[first]}
