@@ -7,9 +7,12 @@ researcher can fix the input without a debugger.
 
 from __future__ import annotations
 
+import sys
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from types import FrameType
+from typing import Any, ClassVar, NamedTuple, ParamSpec, TypeVar, cast
 
 __all__ = [
     "OUT_DIR",
@@ -20,8 +23,14 @@ __all__ = [
     "NovaOutputError",
     "FileNoteWarning",
     "Option",
+    "for_caller",
     "note",
+    "pass_on",
+    "warn_at_caller",
 ]
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -230,14 +239,14 @@ class FileNoteWarning(UserWarning):
 
 def note(message: str) -> None:
     """Tell the caller ``message`` as a :class:`FileNoteWarning` (``nova`` prints it as
-    ``nova: MESSAGE``), located at the first frame outside novabench: a notebook's warning
-    line then names the user's own call (``evaluate_model(...)``, or the ``with`` line of a
-    context manager), not a module inside the package that happened to notice. Python's
-    default filter shows one message once per line; a note is only said, never needed:
-    under ``-W error`` let it through with ``-W default::novabench.errors.FileNoteWarning``.
+    ``nova: MESSAGE``), located at the user's line as :func:`warn_at_caller` locates every
+    warning: a notebook's warning line then names the user's own call
+    (``evaluate_model(...)``, or the ``with`` line of a context manager), not a module
+    inside the package that happened to notice. Python's default filter shows one message
+    once per line; a note is only said, never needed: under ``-W error`` let it through
+    with ``-W default::novabench.errors.FileNoteWarning``.
 
     Example:
-        >>> import warnings
         >>> with warnings.catch_warnings():
         ...     warnings.simplefilter("error", FileNoteWarning)
         ...     try:
@@ -246,18 +255,144 @@ def note(message: str) -> None:
         ...         print(told)
         kept
     """
+    _warn_at(_users_line(sys._getframe(1)), message, FileNoteWarning)
+
+
+def warn_at_caller(message: str, category: type[Warning] = UserWarning) -> None:
+    """Warn ``message`` as ``category``, located at the user's line: the first frame outside
+    novabench, contextlib (a warning given on entering a ``with`` block names that line)
+    and evaluate (the ``evaluate`` package and the modules it loads, such as the
+    ``nova_metric`` face: a metric's warning names the user's ``metric.compute(...)``); on
+    a worker thread started through :func:`for_caller`, the line that started it.
+
+    Every warning of the package goes through here (or :func:`note`), never a fixed
+    ``stacklevel``: a function reached by several paths (``score_localization``,
+    ``compute_task``, the ``evaluate`` face) named a line of novabench on all but one of
+    them, which Python's default filter (once per line) then showed once for all the
+    user's calls, and which a filter naming the user's module
+    (``-W error::UserWarning:mymodule``) could not pick out.
+
+    Args:
+        message: the warning's text.
+        category: its class, e.g. ``LocalizationWarning``.
+
+    Example:
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     warn_at_caller("no image to score", RuntimeWarning)
+        >>> caught[0].category.__name__, str(caught[0].message), caught[0].filename
+        ('RuntimeWarning', 'no image to score', '<doctest novabench.errors.warn_at_caller[0]>')
+    """
+    _warn_at(_users_line(sys._getframe(1)), message, category)
+
+
+def for_caller(function: Callable[_P, _T]) -> Callable[_P, _T]:
+    """``function``, to be run on another thread (a pool's worker), whose warnings name the
+    user's line that led here: a worker's own frames end in the pool's machinery
+    (``concurrent/futures/thread.py``), with no line of the user's among them.
+
+    Args:
+        function: what the worker runs.
+
+    Returns:
+        ``function`` with the user's line, found now on this thread, attached.
+
+    Example:
+        >>> import threading
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     worker = threading.Thread(target=for_caller(warn_at_caller), args=("told",))
+        ...     worker.start()
+        ...     worker.join()
+        >>> str(caught[0].message), caught[0].filename
+        ('told', '<doctest novabench.errors.for_caller[1]>')
+    """
+    import functools
+
+    return cast(
+        "Callable[_P, _T]", functools.partial(_run_for, _users_line(sys._getframe(1)), function)
+    )
+
+
+def _run_for(caller: _Line, function: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
+    """Run ``function``: :func:`_users_line` reads ``caller`` from this frame."""
+    return function(*args, **kwargs)
+
+
+def pass_on(warning: warnings.WarningMessage, message: Warning | None = None) -> None:
+    """Show a warning that a ``catch_warnings(record=True)`` block collected, as it would
+    have been shown: at the line it names (the user's), through the caller's own display
+    (``warnings.showwarning``: stderr, an outer block's record, ``nova``'s line).
+
+    The caller's filters let it through when it was told (they hold inside such a block:
+    "error" raised it, "ignore" dropped it), matching its module by name. Told again with
+    ``warnings.warn_explicit`` it went through them a second time as from a module named
+    by its file's path, so a filter showing the user's module alone dropped it.
+
+    Args:
+        warning: the collected warning.
+        message: what to show instead of its message (of the same category), if anything.
+
+    Example:
+        >>> with warnings.catch_warnings(record=True) as outer:
+        ...     warnings.simplefilter("ignore")  # filtered when it was told, not again
+        ...     pass_on(warnings.WarningMessage(UserWarning("seen"), UserWarning, "mine.py", 3))
+        >>> [(str(told.message), told.filename, told.lineno) for told in outer]
+        [('seen', 'mine.py', 3)]
+    """
+    warnings.showwarning(
+        warning.message if message is None else message,
+        warning.category,
+        warning.filename,
+        warning.lineno,
+        warning.file,
+        warning.line,
+    )
+
+
+class _Line(NamedTuple):
+    """Where a warning is located: a file, a line and the globals of its module."""
+
+    filename: str
+    lineno: int
+    module_globals: dict[str, Any]
+
+
+def _warn_at(line: _Line, message: str, category: type[Warning]) -> None:
+    """Warn as ``warnings.warn`` does from ``line``'s frame: its file, line, module name (what
+    a filter's module matches) and registry (what the default filter's once-per-line reads)."""
+    warnings.warn_explicit(
+        message,
+        category,
+        line.filename,
+        line.lineno,
+        module=line.module_globals.get("__name__", "<string>"),
+        registry=line.module_globals.setdefault("__warningregistry__", {}),
+    )  # no module_globals, as warnings.warn: a loader without sources (stdin) would raise
+
+
+def _users_line(frame: FrameType) -> _Line:
+    """The user's line: the first frame from ``frame`` outward outside novabench, contextlib
+    and evaluate, or the line :func:`for_caller` attached (the outermost frame if none)."""
     import contextlib
     import os
-    import sys
-    import warnings
 
     package = os.path.dirname(os.path.realpath(__file__)) + os.sep
-    # contextlib's frames too: a note told on entering a ``with`` block names that line.
+    # contextlib's frames too: a warning told on entering a ``with`` block names that line.
     passed_through = os.path.splitext(os.path.realpath(contextlib.__file__))[0]
-    level, frame = 1, sys._getframe(1)  # 1: note's caller
     while frame.f_back is not None:
-        where = os.path.realpath(frame.f_code.co_filename)
-        if not (where.startswith(package) or os.path.splitext(where)[0] == passed_through):
-            break
-        level, frame = level + 1, frame.f_back
-    warnings.warn(message, FileNoteWarning, stacklevel=level + 1)
+        if frame.f_code is _run_for.__code__:  # a worker's: the line that started it
+            return cast(_Line, frame.f_locals["caller"])
+        name = frame.f_globals.get("__name__")
+        if not (isinstance(name, str) and f"{name}.".startswith(_EVALUATE_MODULES)):
+            where = os.path.realpath(frame.f_code.co_filename)
+            if not (where.startswith(package) or os.path.splitext(where)[0] == passed_through):
+                break
+        frame = frame.f_back
+    return _Line(frame.f_code.co_filename, frame.f_lineno, frame.f_globals)
+
+
+#: Modules whose frames stand between the user and a face of novabench: the ``evaluate``
+#: package (``compute`` calls the face's ``_compute``) and the modules ``evaluate.load``
+#: loads (named ``evaluate_modules.metrics.<name>.<hash>.<name>``; the face among them).
+_EVALUATE_MODULES = ("evaluate.", "evaluate_modules.")

@@ -13,11 +13,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import warnings
 from pathlib import Path
 
 from novabench import registry
-from novabench.errors import NovaError, NovaInputError, Option
+from novabench.errors import NovaError, NovaInputError, Option, warn_at_caller
 
 __all__ = [
     "METRIC_FILES",
@@ -142,12 +141,11 @@ def configuration_task(config_name: str | None) -> str:
     tasks = registry.TASK_NAMES
     if config_name in (None, "", "default"):
         others = ", ".join(f"'{name}'" for name in tasks[:-1]) + f" or '{tasks[-1]}'"
-        warnings.warn(
+        warn_at_caller(
             f"nova_metric: no configuration named, so '{registry.ALL_TASKS}' is used (one row "
             f"per image: boxes, caption, diagnoses); for one task load {others}, e.g. "
             f"evaluate.load(novabench.metric_path(), '{tasks[0]}')",
             UserWarning,
-            stacklevel=4,  # the line calling evaluate.load (via the module's __init__)
         )
         return registry.ALL_TASKS
     if config_name == registry.ALL_TASKS:

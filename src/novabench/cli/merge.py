@@ -22,6 +22,7 @@ def run(args: argparse.Namespace) -> int:
     import warnings
 
     from novabench.data.release import read_release
+    from novabench.errors import pass_on
     from novabench.run.lock import writer_lock
     from novabench.run.manifest import UnverifiedFileWarning
     from novabench.run.predictions import check_replaceable_output, merge_prediction_files
@@ -44,9 +45,7 @@ def run(args: argparse.Namespace) -> int:
         if issubclass(warning.category, UnverifiedFileWarning):
             print(str(warning.message), file=sys.stderr)
         else:  # anything else as every nova command shows a warning
-            warnings.warn_explicit(
-                warning.message, warning.category, warning.filename, warning.lineno
-            )
+            pass_on(warning)
     for task, counts in merged.summary().items():
         if counts["answered"] or counts["errors"] or (release is not None and counts["items"]):
             missing = f"  missing {counts['missing']:>5}" if release is not None else ""

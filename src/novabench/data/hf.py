@@ -35,7 +35,7 @@ from novabench.data.release import (
     read_release,
 )
 from novabench.data.schema import case_features, image_features
-from novabench.errors import NovaInputError
+from novabench.errors import NovaInputError, warn_at_caller
 from novabench.hub import hub_errors, hub_offline, looks_like_path
 
 __all__ = [
@@ -175,8 +175,6 @@ def warn_release_warnings(found: list[str], root: str | os.PathLike[str]) -> str
         >>> warn_release_warnings([], "/data/Nova") is None
         True
     """
-    import warnings
-
     if not found:
         return None
     shown = "; ".join(found[:_WARNINGS_SHOWN])
@@ -184,8 +182,7 @@ def warn_release_warnings(found: list[str], root: str | os.PathLike[str]) -> str
     rest = f"; and {more} more (read_release(...).warnings lists them all)" if more > 0 else ""
     plural = "s" if len(found) != 1 else ""
     message = f"reading the NOVA release {root} gave {len(found)} warning{plural}: {shown}{rest}"
-    # stacklevel 3: the caller of NovaBuilder(...) / load_nova(...), not this module.
-    warnings.warn(message, NovaReleaseWarning, stacklevel=3)
+    warn_at_caller(message, NovaReleaseWarning)  # the line calling load_nova / NovaBuilder
     return message
 
 

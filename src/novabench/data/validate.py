@@ -30,13 +30,13 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, NamedTuple, cast
-from warnings import catch_warnings, simplefilter, warn
+from warnings import catch_warnings, simplefilter
 
 import numpy as np
 
 from novabench.data.layouts.rows import RawBox, RawImage, text
 from novabench.data.png import PNG_SIGNATURE, PngError, PngHeader, check_png_marked
-from novabench.errors import NovaInputError
+from novabench.errors import NovaInputError, warn_at_caller
 from novabench.progress import progress_bar
 from novabench.records import BOX_FIELDS, FIXED_META_KEYS, ImageRecord
 
@@ -135,11 +135,10 @@ def _decodable_size(
             **where(),
         )
     if limit is not None and pixels > limit:
-        warn(
+        warn_at_caller(
             f"PNG {label}: {pixels} pixels exceed PIL.Image.MAX_IMAGE_PIXELS ({limit}); "
             "it could be a decompression bomb",
             Image.DecompressionBombWarning,
-            stacklevel=3,
         )
     return header.width, header.height
 

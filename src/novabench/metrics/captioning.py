@@ -91,7 +91,6 @@ from __future__ import annotations
 import difflib
 import math
 import os
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -99,7 +98,7 @@ from typing import Any, Literal
 import numpy as np
 
 from novabench import checks
-from novabench.errors import NovaInputError
+from novabench.errors import NovaInputError, warn_at_caller
 from novabench.metrics import text
 from novabench.metrics.bertscore import (
     DEFAULT_BERTSCORE_MODEL,
@@ -1319,7 +1318,7 @@ def score_captioning(
         meteor=meteor,
     )
     for note in evaluation.notes:
-        warnings.warn(note, UserWarning, stacklevel=2)
+        warn_at_caller(note, UserWarning)
     return evaluation.result()
 
 

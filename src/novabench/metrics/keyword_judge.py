@@ -57,7 +57,7 @@ from typing import Any
 
 from novabench import checks
 from novabench.client import endpoint_problem
-from novabench.errors import NovaInputError
+from novabench.errors import NovaInputError, for_caller
 from novabench.metrics.judge.common import JudgeError
 from novabench.metrics.judge.http import _HttpJudge
 from novabench.metrics.keywords import NEGATED_PREFIX, CaptionKeywords
@@ -522,9 +522,10 @@ class OpenAIKeywordJudge(_HttpJudge):
             answered.set()
             return judged
 
+        judge = for_caller(judge_unless_stopped)  # its warnings name the user's line
         with ThreadPoolExecutor(max_workers=min(self.max_workers, len(positions))) as pool:
             futures = {
-                pool.submit(judge_unless_stopped, reference, prediction, names[where[0]]): (
+                pool.submit(judge, reference, prediction, names[where[0]]): (
                     reference,
                     prediction,
                     where,

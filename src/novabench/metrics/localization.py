@@ -29,7 +29,6 @@ cheap accumulation, so bootstrap resamples of images cost little.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, SupportsFloat
@@ -37,7 +36,7 @@ from typing import Any, SupportsFloat
 import numpy as np
 
 from novabench import checks
-from novabench.errors import NovaInputError
+from novabench.errors import NovaInputError, warn_at_caller
 from novabench.metrics.boxes import paired_iou_xywh
 from novabench.metrics.localization_inputs import LocalizationInputs
 from novabench.metrics.stats import checked_cluster_counts
@@ -1256,15 +1255,12 @@ def _evaluate_inputs(inputs: LocalizationInputs, max_detections: int) -> Localiz
         inputs, max_detections=max_detections, thresholds=_THRESHOLDS
     )
     if evaluation.n_items == 0:
-        warnings.warn(
-            "no image to score: every key is undefined (NaN)", LocalizationWarning, stacklevel=3
-        )
+        warn_at_caller("no image to score: every key is undefined (NaN)", LocalizationWarning)
     elif evaluation.n_gold_boxes == 0:
-        warnings.warn(
+        warn_at_caller(
             "no reference has a gold box: mAP@ keys are 0 (every image is a miss); COCO-AP, "
             "hit@, ACC50, TP30 and FNR are undefined (NaN)",
             LocalizationWarning,
-            stacklevel=3,
         )
     degenerate = (inputs.gold_boxes[:, 2] <= 0) | (inputs.gold_boxes[:, 3] <= 0)
     if degenerate.any():
@@ -1272,19 +1268,17 @@ def _evaluate_inputs(inputs: LocalizationInputs, max_detections: int) -> Localiz
         first = int(np.argmax(degenerate))
         image = int(np.searchsorted(np.cumsum(inputs.gold_counts), first, side="right"))
         position = first - int(inputs.gold_counts[:image].sum())
-        warnings.warn(
+        warn_at_caller(
             f"{int(degenerate.sum())} reference boxes have zero width or height (first: example "
             f"{image}, references.boxes[{position}]); no prediction can match them (IoU 0), so "
             "they count as missed gold boxes",
             LocalizationWarning,
-            stacklevel=3,
         )
     if evaluation.n_truncated_predictions:
-        warnings.warn(
+        warn_at_caller(
             f"{evaluation.n_truncated_predictions} predicted boxes beyond max_detections="
             f"{max_detections} per image were not scored (see n_truncated_predictions)",
             LocalizationWarning,
-            stacklevel=3,
         )
     return evaluation
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import math
 import threading
-import warnings
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -47,7 +46,7 @@ import numpy as np
 
 from novabench import checks
 from novabench._blas import one_blas_thread
-from novabench.errors import NovaInputError
+from novabench.errors import NovaInputError, warn_at_caller
 from novabench.progress import progress_bar
 
 __all__ = [
@@ -551,11 +550,10 @@ def _warn_undefined(samples: np.ndarray, keys: list[str], checked: list[bool]) -
         if check and count
     ]
     if parts:
-        warnings.warn(
+        warn_at_caller(
             "some resamples left scores undefined (NaN); their intervals use the other "
             "resamples: " + ", ".join(parts),
             BootstrapWarning,
-            stacklevel=3,
         )
 
 

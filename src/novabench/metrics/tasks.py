@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from novabench import checks, registry
-from novabench.errors import NovaError, NovaInputError
+from novabench.errors import NovaError, NovaInputError, pass_on, warn_at_caller
 from novabench.tasks import behaviour
 from novabench.tasks.captioning import portable_bertscore_hash
 
@@ -59,7 +59,8 @@ def examples_renamed(
     one (its ``item_attribute``: a :class:`~novabench.errors.NovaInputError`'s record, a
     :class:`~novabench.metrics.judge.JudgeError`'s case) and a "while matching example N" note.
     An error is renamed once, by the innermost block. A warning raised inside that names an
-    item (``first: example 3``) is renamed the same way and raised again as it was caught.
+    item (``first: example 3``) is renamed the same way and passed on as it was caught (at
+    the line it names: :func:`~novabench.errors.pass_on`).
 
     Args:
         rename: ``(index, detail) -> name``; ``detail`` is what the parentheses held, or None.
@@ -87,7 +88,7 @@ def examples_renamed(
         text = _EXAMPLE_IN_TEXT.sub(
             lambda m: _renamed(m.group(0), rename) or "", str(warning.message)
         )
-        warnings.warn_explicit(text, warning.category, warning.filename, warning.lineno)
+        pass_on(warning, None if text == str(warning.message) else warning.category(text))
 
 
 def _renamed(text: str | None, rename: Callable[[int, str | None], str]) -> str | None:
@@ -452,10 +453,10 @@ def _finish(
     (``bootstrap_unit``: ``"case"``, whole cases, when ``cases`` gives each image's case or
     the task's items are cases; else ``"image"``, with a warning)."""
     for note in getattr(evaluation, "notes", ()):  # e.g. METEOR-exact+stem given for METEOR
-        warnings.warn(note, UserWarning, stacklevel=3)
+        warn_at_caller(note, UserWarning)
     input_notes = getattr(evaluation, "input_notes", None)  # e.g. boxes in another scale
     for note in input_notes() if input_notes is not None else ():
-        warnings.warn(f"{task}: {note}", UserWarning, stacklevel=3)
+        warn_at_caller(f"{task}: {note}", UserWarning)
     result = dict(evaluation.result())
     if isinstance(result.get("BERTScore_hash"), str):  # as a written report gives it
         result["BERTScore_hash"] = portable_bertscore_hash(result["BERTScore_hash"])
@@ -465,7 +466,7 @@ def _finish(
 
         by_image = cases is None and registry.TASKS[task].unit == "image"
         if by_image:
-            warnings.warn(IMAGE_BOOTSTRAP_WARNING.format(task=task), UserWarning, stacklevel=3)
+            warn_at_caller(IMAGE_BOOTSTRAP_WARNING.format(task=task), UserWarning)
         intervals = bootstrap_confidence_intervals(
             evaluation,
             n_resamples=n_resamples,

@@ -41,7 +41,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from novabench._version import __version__
 from novabench.client import ChatClient, ChatClientError, DataURL, endpoint_problem
-from novabench.errors import NovaInputError, Option
+from novabench.errors import NovaInputError, Option, for_caller
 from novabench.run.defaults import DEFAULT_MAX_CONCURRENCY
 
 __all__ = [
@@ -843,6 +843,6 @@ class OpenAIEndpointBackend:
             if len(requests) == 1 or self.max_concurrency == 1:
                 return [self.answer(request) for request in requests]
             with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(requests))) as pool:
-                return list(pool.map(self.answer, requests))
+                return list(pool.map(for_caller(self.answer), requests))  # warnings: user's line
         finally:
             self.close()  # the pool's threads are gone; so is any use of their connections

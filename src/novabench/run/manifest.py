@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from novabench import checks
 from novabench._files import read_text_file, write_text_atomic
-from novabench.errors import OVERWRITE, NovaInputError, Option
+from novabench.errors import OVERWRITE, NovaInputError, Option, warn_at_caller
 
 if TYPE_CHECKING:
     from novabench.run.predictions import PredictionSet
@@ -1204,7 +1203,7 @@ def merge_prediction_files(
         checks[p] = check_recorded_file(p, manifest)
         unverified = file_check_notice([checks[p].to_dict()])
         if unverified:  # a library prints nothing: nova merge prints it, a caller filters it
-            warnings.warn(unverified, UnverifiedFileWarning, stacklevel=2)
+            warn_at_caller(unverified, UnverifiedFileWarning)
 
     lines: list[Any] = []
     # A shard at work: its complete lines only; the one its writer is in the middle of waits.

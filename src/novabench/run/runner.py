@@ -78,7 +78,7 @@ from typing import Any, ClassVar
 
 from novabench import registry
 from novabench._version import __version__
-from novabench.errors import TASKS, NovaInputError, note
+from novabench.errors import TASKS, NovaInputError, for_caller, note
 from novabench.registry import CASE_TASKS, TASK_NAMES
 from novabench.run.backends import Answer, Backend, Request
 from novabench.run.lock import writer_lock
@@ -852,7 +852,7 @@ def _ask_in_pool(
                 return
 
     workers = [
-        threading.Thread(target=work, name=f"nova-run-{index}", daemon=True)
+        threading.Thread(target=for_caller(work), name=f"nova-run-{index}", daemon=True)
         for index in range(concurrency)
     ]
     for worker in workers:

@@ -26,14 +26,13 @@ import stat
 import threading
 import time
 import urllib.parse
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from novabench._files import write_text_atomic
 from novabench.client import is_credential_parameter
-from novabench.errors import NovaInputError
+from novabench.errors import NovaInputError, warn_at_caller
 from novabench.lexicon.diagnoses import normalize_diagnosis
 from novabench.metrics.judge.prompts import _case_context
 
@@ -302,7 +301,7 @@ class _VerdictCache:
             if kind in self._warned:
                 return
             self._warned.add(kind)
-        warnings.warn(message, stacklevel=4)
+        warn_at_caller(message, UserWarning)
 
     def _cannot_write(self, error: OSError) -> None:
         self.writable = False

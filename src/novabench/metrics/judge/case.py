@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from novabench import checks
-from novabench.errors import NovaInputError
+from novabench.errors import NovaInputError, for_caller
 from novabench.metrics.judge.cache import case_verdict_cache_key
 from novabench.metrics.judge.common import CaseJudgeStats, JudgeError
 from novabench.metrics.judge.http import _HttpJudge
@@ -182,9 +182,10 @@ class OpenAICaseJudge(_HttpJudge):
             _check_context(context, name)
         if not batch:
             return []
+        judge_case = for_caller(self.judge_case)  # its warnings name the user's line
         with ThreadPoolExecutor(max_workers=min(self.max_workers, len(batch))) as pool:
             futures = [
-                pool.submit(self.judge_case, reference, predictions, case=name, context=context)
+                pool.submit(judge_case, reference, predictions, case=name, context=context)
                 for (reference, predictions), name, context in zip(batch, names, histories)
             ]
             try:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from novabench import checks
-from novabench.errors import NovaInputError
+from novabench.errors import NovaInputError, for_caller
 from novabench.lexicon.diagnoses import normalize_diagnosis
 from novabench.metrics.judge.cache import _VerdictCache, shown_cache_folder, verdict_cache_key
 from novabench.metrics.judge.common import (
@@ -204,11 +204,12 @@ class _CachingJudge:
         self._count("cache_hits", hits)
         self._count("cache_misses", len(batch) - hits)
         if todo:
+            judge_and_store = for_caller(self._judge_and_store)  # warnings: the user's line
             with ThreadPoolExecutor(max_workers=min(workers, len(todo))) as pool:
                 # Every pair unpacked into two above, so [0] and [1] are the whole pair.
                 futures = {
                     pool.submit(
-                        self._judge_and_store,
+                        judge_and_store,
                         batch[positions[0]][0],
                         batch[positions[0]][1],
                         cases[positions[0]],
