@@ -318,3 +318,61 @@ def test_merge_tells_an_unverified_shard_at_the_callers_line(
         merge_prediction_files([first, second], tmp_path / "merged.jsonl")
     assert [told.category for told in caught] == [UnverifiedFileWarning]
     assert where(caught) == {(HERE, line)}
+
+
+def test_no_module_of_the_package_warns_but_through_errors() -> None:
+    # A fixed stacklevel is right for one way in only: every warning goes through
+    # errors.warn_at_caller / note (and a collected one through errors.pass_on).
+    import ast
+
+    import novabench
+
+    package = Path(novabench.__file__).parent
+    direct = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "errors.py" and path.parent == package:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        from_warnings = {
+            alias.asname or alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "warnings"
+            for alias in node.names
+        }
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            function = node.func
+            named = (
+                isinstance(function, ast.Attribute)
+                and isinstance(function.value, ast.Name)
+                and function.value.id == "warnings"
+                and function.attr in ("warn", "warn_explicit")
+            ) or (
+                isinstance(function, ast.Name)
+                and function.id in from_warnings & {"warn", "warn_explicit"}
+            )
+            if named:
+                direct.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert direct == []
+
+
+def test_evaluate_model_warns_at_the_callers_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PIL import Image
+
+    from novabench import evaluate_model
+
+    def diagnose(image: object, prompt: str) -> str:
+        return '{"most_likely_diagnosis": "glioma"}'
+
+    release = write_v1_release(tmp_path / "nova", n_cases=1, image_size=(64, 64))
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 64 * 64 - 1)
+    settings = dict(tasks="diagnosis", n_resamples=0, progress=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = sys._getframe().f_lineno + 1
+        evaluate_model(diagnose, release, run_file=tmp_path / "run.jsonl", **settings)
+    bombs = [w for w in caught if w.category is Image.DecompressionBombWarning]
+    assert len(bombs) == 1 and where(bombs) == {(HERE, line)}
