@@ -313,9 +313,10 @@ def test_a_keyed_answer_past_the_image_keeps_its_status_and_is_counted_outside(
 
 def test_a_whole_keyed_box_in_a_cut_object_is_read_in_its_keys_order() -> None:
     # Cut after the box's "]" but inside its label: the four numbers were all written. The
-    # JSON reader drops the unfinished object; the line reader then took the numbers for a
-    # bare list, x first under xyxy_norm1000: (200, 100)-(300, 400) -> (100, 40)-(150, 160).
-    # box_2d says y first: (100, 200)-(400, 300) in 0..1000 -> PER_MILLE.
+    # JSON reader keeps the cut object's finished members (the box, not the cut label), so
+    # the box is read in box_2d's order, y first: (100, 200)-(400, 300) in 0..1000 ->
+    # PER_MILLE. Once taken for a bare list by the line reader, x first under
+    # xyxy_norm1000, it gave (100, 40)-(150, 160); no second pass counts such boxes (mut26).
     answer = '```json\n[{"box_2d": [200, 100, 300, 400], "label": "ma'
     parsed = parse_localization(
         answer, image_size=IMAGE, input_size=SEEN, convention="xyxy_norm1000"
