@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -12,17 +11,12 @@ import pytest
 
 from novabench._files import OUTPUT_MARKER, mark_output_folder
 from novabench.errors import NovaInputError
-
-DEMO = Path(__file__).resolve().parents[1] / "scripts" / "demo.py"
+from tests.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def demo() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("novabench_demo_script", DEMO)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("demo")
 
 
 def _earlier_demo(folder: Path) -> None:
