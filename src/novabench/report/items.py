@@ -26,7 +26,7 @@ references)`` of the two label columns).
   ``localization_status`` (the parse status; ``"given"`` for parsed answers, ``"error"`` for
   a failed model call, ``"missing"`` without a line; null when localisation was not scored),
   ``boxes_dropped`` (boxes the parser read in the answer but dropped: zero width or height,
-  a size past a float, or box_2d beside readable boxes under a pixel convention; not scored), ``boxes_swapped`` (boxes whose corners it put in
+  a value that is not a finite number, a size past a float, or box_2d beside readable boxes under a pixel convention; not scored), ``boxes_swapped`` (boxes whose corners it put in
   order; scored) (both null when no parser read the answer here or the count was not
   recorded),
   ``best_iou`` (0.0 when either side is empty), ``hit_30``, ``hit_50``,

@@ -167,6 +167,39 @@ names the --box-convention that reads them
 _BOXED_STATUSES = ("ok", "ok_out_of_image", "ok_order_from_keys", "truncated_ok")
 
 
+def answers_without_boxes_phrase(coverage: Mapping[str, Any], boxed: int) -> str:
+    """The answers a box warning's "of the N answers with boxes" leaves out, by parse status,
+    so its counts add up to the answers scored ("" when there are none, or no statuses).
+
+    Args:
+        coverage: the task's coverage (``answered``, ``parse_status``).
+        boxed: the answers with boxes the warning counts.
+
+    Example:
+        >>> answers_without_boxes_phrase({"answered": 132, "parse_status": {"ok": 131,
+        ...     "invalid_boxes": 1}}, 131)
+        '; the other 1 of the 132 answers has no box read (invalid_boxes 1)'
+        >>> answers_without_boxes_phrase({"answered": 4, "parse_status": {"ok": 4}}, 4)
+        ''
+    """
+    statuses = coverage.get("parse_status") or {}
+    answered = coverage.get("answered")
+    if not isinstance(answered, int) or answered <= boxed or not statuses:
+        return ""
+    others = {
+        status: int(n)
+        for status, n in sorted(statuses.items(), key=lambda item: (-int(item[1]), item[0]))
+        if status not in _BOXED_STATUSES and int(n)
+    }
+    if not others:
+        return ""
+    rest = answered - boxed
+    return (
+        f"; the other {rest} of the {answered} answers {'has' if rest == 1 else 'have'} no box "
+        f"read ({', '.join(f'{status} {n}' for status, n in others.items())})"
+    )
+
+
 def boxes_outside_line(
     task: str, coverage: Mapping[str, Any], predictions: Mapping[str, Any]
 ) -> str | None:
@@ -230,7 +263,8 @@ def boxes_outside_line(
         read = read[:-1]
     return (
         f"{task}: {outside} of {boxed} answers with boxes ({100 * outside / boxed:.0f}%) have a "
-        f"box past the image ({coverage.get('boxes_out_of_image', outside)} boxes): {read}"
+        f"box past the image ({coverage.get('boxes_out_of_image', outside)} boxes)"
+        f"{answers_without_boxes_phrase(coverage, boxed)}: {read}"
         f"{source}; most likely the wrong convention{_fitting_conventions(coverage)} (scores "
         "computed on the boxes as read)"
     )
@@ -380,7 +414,8 @@ def boxes_confined_line(
         )
     return (
         f"{task}: {confined} of the {boxed} answers with boxes {where} (no far corner past "
-        f"{pixels[0]:.0f} x {pixels[1]:.0f} px): {'; '.join(_how_boxes_were_read(predictions)[0])}"
+        f"{pixels[0]:.0f} x {pixels[1]:.0f} px){answers_without_boxes_phrase(coverage, boxed)}: "
+        f"{'; '.join(_how_boxes_were_read(predictions)[0])}"
         f"; {explained}{fitting} (scores computed on the boxes as read)"
     )
 
@@ -409,7 +444,8 @@ def tiny_boxes_line(
     boxed = int(coverage.get("answers_with_boxes") or 0)
     return (
         f"{task}: {tiny} of the {boxed} answers with boxes have every box ending within "
-        f"{TINY_BOX_PIXELS:g} px of its image's top-left corner, where no lesion's box ends: "
+        f"{TINY_BOX_PIXELS:g} px of its image's top-left corner, where no lesion's box ends"
+        f"{answers_without_boxes_phrase(coverage, boxed)}: "
         f"{'; '.join(_how_boxes_were_read(predictions)[0])}; 0..1 values read as 0..1000 or "
         "as pixels explain this, answer by answer (scores computed on the boxes as read)"
     )
@@ -1073,8 +1109,8 @@ _UNUSABLE_ADVICE: dict[str, str] = {
     "missing": "run the model on the items without a line (`nova run` resumes its file)",
     "model error": "re-run the items whose model call failed",
     "ambiguous_convention": "pass --box-convention as the prompt asked",
-    "invalid_boxes": "read the raw answers: their boxes have zero area or values too large "
-    "for a number (check --box-convention)",
+    "invalid_boxes": "read the raw answers: their boxes have zero area, a value that is not a "
+    "finite number (NaN, infinite) or values too large for a number (check --box-convention)",
     "unparseable": "read the raw answers: the prompt or the model's output format may not fit "
     "the parser",
     "empty": "read the raw answers: the prompt or the model's output format may not fit the parser",
@@ -1342,16 +1378,16 @@ def box_repair_phrase(coverage: Mapping[str, Any]) -> str:
     Example:
         >>> box_repair_phrase({"boxes_dropped": 3, "answers_with_boxes_dropped": 2,
         ...                     "boxes_swapped": 0, "box_repairs_unrecorded": 0})
-        '; boxes dropped (zero width or height, a size past a float, or box_2d under a pixel \
-convention; not scored): 3 in 2 answers'
+        '; boxes dropped (zero width or height, a value that is not a finite number, a size \
+past a float, or box_2d under a pixel convention; not scored): 3 in 2 answers'
         >>> box_repair_phrase({"boxes_out_of_image": 4})
         ''
     """
     phrase = ""
     if coverage.get("boxes_dropped"):
         phrase += (
-            "; boxes dropped (zero width or height, a size past a float, or box_2d under a "
-            "pixel convention; not scored): "
+            "; boxes dropped (zero width or height, a value that is not a finite number, a "
+            "size past a float, or box_2d under a pixel convention; not scored): "
             f"{coverage['boxes_dropped']} in "
             f"{_count(coverage.get('answers_with_boxes_dropped', 0), 'answer')}"
         )
