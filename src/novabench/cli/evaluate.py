@@ -366,7 +366,8 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         "--bootstrap",
         type=checks.nonnegative_int_option,
         default=1000,
-        help="bootstrap resamples for CIs (default 1000; 0: no intervals)",
+        help="bootstrap resamples for CIs (default 1000; 0: no intervals); n_resamples= in "
+        "Python (evaluate_predictions, the evaluate module's compute)",
     )
     parser.add_argument(
         "--allow-other-release",
