@@ -99,7 +99,7 @@ def test_metric_space_table_has_every_task_with_seeded_intervals() -> None:
     assert {row[0] for row in rows} == {"localization", "captioning", "diagnosis"}
     # The table shows the core's numbers, in percent, with the core's interval at this seed.
     core = compute_task(
-        "all", *metric.EXAMPLES["all"], bootstrap_resamples=40, seed=3, exclude=["BERTScore-F1"]
+        "all", *metric.EXAMPLES["all"], n_resamples=40, seed=3, exclude=["BERTScore-F1"]
     )
     rouge = core["captioning"]["ROUGE-L"]
     low, high = core["captioning"]["confidence_intervals"]["ROUGE-L"]

@@ -80,11 +80,12 @@ Args:
         novabench.metrics.judge.OpenAIChatJudge).
     case_judge: instead of a matcher, the protocol-mode diagnosis judge
         (novabench.metrics.judge.OpenAICaseJudge: one call per case with all predictions).
-    bootstrap_resamples, confidence, seed (an integer >= 0): add seeded bootstrap confidence intervals and
+    n_resamples, confidence, seed (an integer >= 0): add seeded bootstrap confidence intervals and
         bootstrap_unit: "case" where whole cases are resampled (all, from `images` rows
         that name their case; diagnosis), "image" for localization or captioning alone
         (they read no case from their references: intervals too narrow for NOVA, with a
-        warning).
+        warning). n_resamples is nova evaluate's --bootstrap and evaluate_predictions'
+        n_resamples=; its old name here, bootstrap_resamples, is still taken (FutureWarning).
 Returns:
     localization: mAP@30, mAP@50, mAP@50:95, ACC50, TP30, FP30, FNR, COCO-AP@30, COCO-AP@50,
         COCO-AP@50:95, hit@30, hit@50, n_images, n_true_positives_30, ...
@@ -175,6 +176,7 @@ class NovaMetric(evaluate.Metric):
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Score everything added; options are checked first, while a bad one can still be fixed."""
+        kwargs = evaluate_adapter.renamed_options(kwargs)  # bootstrap_resamples: n_resamples
         evaluate_adapter.check_options(self.task, kwargs)
         return super().compute(predictions=predictions, references=references, **kwargs)
 

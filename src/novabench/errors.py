@@ -73,6 +73,11 @@ TASKS = Option("tasks", "--task")
 #: command line; a Space without such a control names the run manifest's field instead.
 BOX_CONVENTION = Option("box_convention", "--box-convention")
 
+#: The bootstrap's resamples: ``n_resamples=`` in every Python face (``evaluate_predictions``,
+#: ``evaluate``, ``compute_task``, the evaluate module's ``compute``), ``--bootstrap`` on the
+#: command line (``nova evaluate``, ``nova compare``, ``nova leaderboard``).
+N_RESAMPLES = Option("n_resamples", "--bootstrap")
+
 #: A folder a command writes whole (a release, an export): ``out_dir`` of the Python
 #: functions, ``OUT`` of ``nova sample/ingest/export``.
 OUT_DIR = Option("out_dir", "OUT")

@@ -34,6 +34,7 @@ from novabench.errors import NovaInputError
 
 __all__ = [
     "ALL_TASKS",
+    "KeyMeaning",
     "CASE_TASKS",
     "IMAGE_TASKS",
     "TASKS",
@@ -60,6 +61,39 @@ NOT_A_PAPER_KEY = "not a paper key"
 
 #: The pseudo-task of the evaluate face that scores every task from one row per image.
 ALL_TASKS = "all"
+
+# Where a key's definition comes from (the metric card's provenance, in its words).
+FROM_COAUTHORS_CODE = "co-authors' code (WALDO)"
+FROM_COAUTHORS_PROCEDURE = "co-authors' procedure, our wording"
+FROM_INFERRED = "inferred"
+FROM_COCO = "COCO (pycocotools)"
+FROM_OURS = "ours"
+FROM_OURS_PAPER_NAME = "ours (the paper's definition is not public)"
+FROM_OURS_SETTINGS = "ours (the paper's settings are not known)"
+FROM_NLTK = "nltk's METEOR (the paper's settings are not known)"
+FROM_ROUGE_SCORE = "rouge_score's ROUGE-L (not a paper key)"
+
+
+@dataclass(frozen=True)
+class KeyMeaning:
+    """What one metric key measures, in one line: the one source of every report's legend,
+    ``nova evaluate --explain`` and the metric card's key legend (a test holds the card to it).
+
+    Attributes:
+        definition: what is counted over what, in one line.
+        source: where the definition comes from (``FROM_*``: the co-authors' code or
+            procedure, inferred, COCO, ours).
+        undefined: when the key is undefined (NaN, shown ``n/a``), in words.
+
+    Example:
+        >>> meaning = TASKS["localization"].meaning("FP30")
+        >>> meaning.source, meaning.undefined
+        ("ours (the paper's definition is not public)", 'no box was predicted (0 / 0)')
+    """
+
+    definition: str
+    source: str
+    undefined: str
 
 
 @dataclass(frozen=True)
@@ -137,6 +171,32 @@ class TaskSpec:
     #: that no fixed list can hold, each whole key matching ``pattern`` (a regular expression;
     #: ``<key>_ci`` and the like never do); shown after ``anchor`` and judged as it.
     model_keys: tuple[tuple[str, str], ...] = ()
+    #: ``(key, meaning)`` for every headline key: one line each (:class:`KeyMeaning`).
+    key_meanings: tuple[tuple[str, KeyMeaning], ...] = ()
+
+    def meaning(self, key: str) -> KeyMeaning | None:
+        """What ``key`` measures (a key named after a model: its anchor's), or None.
+
+        Example:
+            >>> TASKS["localization"].meaning("mAP@30").source
+            "co-authors' code (WALDO)"
+            >>> TASKS["captioning"].meaning("BERTScore-F1[radbert-L9]").source
+            'ours'
+            >>> TASKS["diagnosis"].meaning("n_cases") is None
+            True
+        """
+        meanings = dict(self.key_meanings)
+        return meanings.get(key) or meanings.get(self.anchor_of(key) or "")
+
+    def direction(self, key: str) -> str:
+        """``"lower is better"`` for the error rates (:attr:`lower_is_better`), else
+        ``"higher is better"``.
+
+        Example:
+            >>> TASKS["localization"].direction("FNR"), TASKS["localization"].direction("TP30")
+            ('lower is better', 'higher is better')
+        """
+        return "lower is better" if key in self.lower_is_better else "higher is better"
 
     def anchor_of(self, key: str) -> str | None:
         """The headline key a key named after a model is shown after (None: not such a key).
@@ -321,6 +381,96 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             # invalid_boxes: boxes written, none of them one (zero area, or past a float).
             failure_statuses=_FAILURES | {"ambiguous_convention", "invalid_boxes", "refusal"},
             behaviour="novabench.tasks.localization:BEHAVIOUR",
+            key_meanings=(
+                (
+                    "mAP@30",
+                    KeyMeaning(
+                        "images whose best box reaches IoU 0.30 with a gold box, over ALL images (an image-level hit rate, not an average precision; scores unused)",
+                        FROM_COAUTHORS_CODE,
+                        "no image was scored",
+                    ),
+                ),
+                (
+                    "mAP@50",
+                    KeyMeaning(
+                        "the same hit rate at IoU 0.50", FROM_COAUTHORS_CODE, "no image was scored"
+                    ),
+                ),
+                (
+                    "mAP@50:95",
+                    KeyMeaning(
+                        "that hit rate averaged over IoU 0.50, 0.55, ..., 0.95",
+                        FROM_INFERRED,
+                        "no image was scored",
+                    ),
+                ),
+                (
+                    "ACC50",
+                    KeyMeaning(
+                        "images with gold whose first-ranked box reaches IoU 0.50, over images with gold",
+                        FROM_OURS_PAPER_NAME,
+                        "no image has a gold box",
+                    ),
+                ),
+                (
+                    "TP30",
+                    KeyMeaning(
+                        "gold boxes matched one-to-one at IoU 0.30, over gold boxes (box-level recall)",
+                        FROM_OURS_PAPER_NAME,
+                        "no image has a gold box",
+                    ),
+                ),
+                (
+                    "FP30",
+                    KeyMeaning(
+                        "predicted boxes left unmatched at IoU 0.30, over predicted boxes (box-level false-discovery rate)",
+                        FROM_OURS_PAPER_NAME,
+                        "no box was predicted (0 / 0)",
+                    ),
+                ),
+                (
+                    "FNR",
+                    KeyMeaning(
+                        "images with gold given no box at all, over images with gold",
+                        FROM_OURS_PAPER_NAME,
+                        "no image has a gold box",
+                    ),
+                ),
+                (
+                    "COCO-AP@30",
+                    KeyMeaning(
+                        "COCO average precision at IoU 0.30, class-agnostic (every score 1 when none is given)",
+                        FROM_COCO,
+                        "no image has a gold box",
+                    ),
+                ),
+                (
+                    "COCO-AP@50",
+                    KeyMeaning(
+                        "COCO average precision at IoU 0.50", FROM_COCO, "no image has a gold box"
+                    ),
+                ),
+                (
+                    "COCO-AP@50:95",
+                    KeyMeaning(
+                        "COCO average precision averaged over IoU 0.50, 0.55, ..., 0.95",
+                        FROM_COCO,
+                        "no image has a gold box",
+                    ),
+                ),
+                (
+                    "hit@30",
+                    KeyMeaning(
+                        "images whose best box reaches IoU 0.30, over images WITH a gold box only (a diagnostic)",
+                        FROM_OURS,
+                        "no image has a gold box",
+                    ),
+                ),
+                (
+                    "hit@50",
+                    KeyMeaning("the same at IoU 0.50", FROM_OURS, "no image has a gold box"),
+                ),
+            ),
             lower_is_better=("FP30", "FNR"),  # error rates
             paper_keys=("mAP@30", "mAP@50"),
             paper_comparison=(
@@ -373,6 +523,104 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             parse_statuses=("ok", "empty", "unparseable", "refusal", TOO_LONG),
             failure_statuses=_FAILURES | {"refusal"},
             behaviour="novabench.tasks.captioning:BEHAVIOUR",
+            key_meanings=(
+                (
+                    "BLEU-4",
+                    KeyMeaning(
+                        "corpus BLEU-4 of the captions against the reference captions (sacrebleu defaults)",
+                        FROM_OURS_SETTINGS,
+                        "no caption pair was scored",
+                    ),
+                ),
+                (
+                    "ROUGE-L",
+                    KeyMeaning(
+                        "longest-common-subsequence F-measure per caption (rouge_score), mean over captions",
+                        FROM_ROUGE_SCORE,
+                        "no caption pair was scored",
+                    ),
+                ),
+                (
+                    "METEOR",
+                    KeyMeaning(
+                        "nltk's METEOR with WordNet synonyms per caption, mean over captions",
+                        FROM_NLTK,
+                        "no caption pair was scored",
+                    ),
+                ),
+                (
+                    "METEOR-exact+stem",
+                    KeyMeaning(
+                        "METEOR without the WordNet synonym stage (another quantity)",
+                        FROM_OURS,
+                        "no caption pair was scored",
+                    ),
+                ),
+                (
+                    "BERTScore-F1",
+                    KeyMeaning(
+                        "BERTScore F1 per caption (roberta-large layer 17, no IDF, no rescaling), mean",
+                        FROM_INFERRED,
+                        "no caption pair was scored",
+                    ),
+                ),
+                (
+                    "BERTScore-F1-MiniLM-L6",
+                    KeyMeaning(
+                        "BERTScore F1 with all-MiniLM-L6-v2 layer 6, or the model named (another scale)",
+                        FROM_OURS,
+                        "no caption pair was scored",
+                    ),
+                ),
+                (
+                    "ClinicalF1",
+                    KeyMeaning(
+                        "F1 of the clinical keywords an LLM judge extracts from caption and reference together",
+                        FROM_COAUTHORS_PROCEDURE,
+                        "no caption pair was scored",
+                    ),
+                ),
+                (
+                    "ClinicalF1-lexicon",
+                    KeyMeaning(
+                        "the same F1 with our offline lexicon extractor (a proxy)",
+                        FROM_OURS,
+                        "no caption pair was scored",
+                    ),
+                ),
+                (
+                    "ModalityF1",
+                    KeyMeaning(
+                        "F1 of the sequence and plane keywords (flair, t1, axial...) of the LLM judge",
+                        FROM_COAUTHORS_PROCEDURE,
+                        "no caption pair was scored",
+                    ),
+                ),
+                (
+                    "ModalityF1-lexicon",
+                    KeyMeaning(
+                        "the same F1 with our offline lexicon extractor (a proxy)",
+                        FROM_OURS,
+                        "no caption pair was scored",
+                    ),
+                ),
+                (
+                    "BinaryF1",
+                    KeyMeaning(
+                        "F1 of the normal/abnormal labels the LLM judge gives caption and reference",
+                        FROM_COAUTHORS_PROCEDURE,
+                        "no caption pair was scored",
+                    ),
+                ),
+                (
+                    "BinaryF1-lexicon",
+                    KeyMeaning(
+                        "the same F1 with our offline lexicon extractor (a proxy)",
+                        FROM_OURS,
+                        "no caption pair was scored",
+                    ),
+                ),
+            ),
             paper_keys=("BLEU-4", "METEOR", "ClinicalF1"),
             paper_comparison=(
                 ("BLEU-4", SETTINGS_UNPUBLISHED),
@@ -440,6 +688,57 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             # refusal: the whole answer declines to give a diagnosis (scored as no answer).
             failure_statuses=_FAILURES | {"refusal"},
             behaviour="novabench.tasks.diagnosis:BEHAVIOUR",
+            key_meanings=(
+                (
+                    "top1",
+                    KeyMeaning(
+                        "cases whose most likely diagnosis matches the final diagnosis (one LLM judge call per "
+                        "case), over cases with a final diagnosis",
+                        FROM_COAUTHORS_PROCEDURE,
+                        "no case has a usable final diagnosis",
+                    ),
+                ),
+                (
+                    "top1-lexicon",
+                    KeyMeaning(
+                        "the same, matched by our offline lexicon matcher (a proxy)",
+                        FROM_OURS,
+                        "no case has a usable final diagnosis",
+                    ),
+                ),
+                (
+                    "top1-pairwise",
+                    KeyMeaning(
+                        "the same, one LLM judge call per (reference, prediction) pair",
+                        FROM_OURS,
+                        "no case has a usable final diagnosis",
+                    ),
+                ),
+                (
+                    "top5",
+                    KeyMeaning(
+                        "cases where any of the five diagnoses matches, per the case judge",
+                        FROM_COAUTHORS_PROCEDURE,
+                        "no case has a usable final diagnosis",
+                    ),
+                ),
+                (
+                    "top5-lexicon",
+                    KeyMeaning(
+                        "the same, by our offline lexicon matcher (a proxy)",
+                        FROM_OURS,
+                        "no case has a usable final diagnosis",
+                    ),
+                ),
+                (
+                    "top5-pairwise",
+                    KeyMeaning(
+                        "the same, one LLM judge call per pair",
+                        FROM_OURS,
+                        "no case has a usable final diagnosis",
+                    ),
+                ),
+            ),
             paper_keys=("top1", "top5"),
             paper_comparison=(
                 ("top1", UP_TO_THE_JUDGE),

@@ -291,7 +291,7 @@ def test_compute_task_all_resamples_the_cases_its_rows_name() -> None:
             "all",
             predictions,
             references,
-            bootstrap_resamples=200,
+            n_resamples=200,
             seed=1,
             exclude=["BERTScore-F1"],
         )
@@ -318,7 +318,7 @@ def test_compute_task_of_one_image_task_resamples_images_and_says_so() -> None:
     box = [0.0, 0.0, 10.0, 10.0]
     with pytest.warns(UserWarning, match="resample images one by one") as caught:
         result = compute_task(
-            "localization", [{"boxes": [box]}] * 4, [{"boxes": [box]}] * 4, bootstrap_resamples=20
+            "localization", [{"boxes": [box]}] * 4, [{"boxes": [box]}] * 4, n_resamples=20
         )
     assert len([w for w in caught if "one by one" in str(w.message)]) == 1
     assert result["bootstrap_unit"] == "image"

@@ -434,12 +434,8 @@ def _iou_xywh(a: list[float], b: list[float]) -> float:
 def test_bootstrap_intervals_are_seeded_and_equal_a_bootstrap_by_hand() -> None:
     predictions, references = random_localization(np.random.default_rng(3), 60)
     metric = evaluate.load(MODULE, "localization")
-    first = metric.compute(
-        predictions=predictions, references=references, bootstrap_resamples=200, seed=1
-    )
-    again = metric.compute(
-        predictions=predictions, references=references, bootstrap_resamples=200, seed=1
-    )
+    first = metric.compute(predictions=predictions, references=references, n_resamples=200, seed=1)
+    again = metric.compute(predictions=predictions, references=references, n_resamples=200, seed=1)
     assert first["confidence_intervals"] == again["confidence_intervals"]
     # hit@30 by hand: an image with gold is a hit when some predicted box overlaps some
     # gold box at IoU >= 0.3; images without gold are left out (denominator 0).
@@ -1015,7 +1011,7 @@ def test_no_image_at_all_warns_that_every_key_is_nan_not_that_map_is_zero() -> N
 
 @pytest.mark.parametrize("seed", [-1, 1.5, True])
 def test_a_bad_seed_is_refused_by_name_and_keeps_the_data(seed: object) -> None:
-    """user21: compute(bootstrap_resamples=10, seed=-1) raised numpy's error inside
+    """user21: compute(n_resamples=10, seed=-1) raised numpy's error inside
     evaluate's compute, and the next compute() found the batches gone."""
     metric = evaluate.load(MODULE, "localization")
     metric.add_batch(
@@ -1023,14 +1019,14 @@ def test_a_bad_seed_is_refused_by_name_and_keeps_the_data(seed: object) -> None:
         references=[{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[5, 5, 5, 5]]}],
     )
     with pytest.raises(NovaInputError) as caught:
-        metric.compute(bootstrap_resamples=10, seed=seed)
+        metric.compute(n_resamples=10, seed=seed)
     assert caught.value.field == "seed" and "\n" not in str(caught.value)
     # The core's own entry point says the same (seed=True used to be seed 1, 1.5 seed 1).
     with pytest.raises(NovaInputError) as caught:
         evaluate_adapter.compute_task("diagnosis", [["a"]], ["a"], seed=seed)
     assert caught.value.field == "seed"
     # The data is still there: 1 hit of 2 images.
-    assert metric.compute(bootstrap_resamples=10, seed=3)["mAP@30"] == 0.5
+    assert metric.compute(n_resamples=10, seed=3)["mAP@30"] == 0.5
 
 
 def _unscored_answers(rows: list[dict]) -> list[dict]:
@@ -1101,7 +1097,7 @@ def test_the_same_pairs_in_any_order_score_as_nova_evaluate(
         result = evaluate.load(MODULE, "all").compute(
             predictions=[by_name[name] for name in shuffled["filename"]],
             references=shuffled,
-            bootstrap_resamples=50,
+            n_resamples=50,
             seed=4,
             exclude=["BERTScore-F1"],
             meteor="exact+stem",
@@ -1291,3 +1287,26 @@ def test_a_case_with_two_lists_is_refused_when_added_and_the_earlier_batches_sta
     # compute() starts afresh: the cases of the scored batches are forgotten.
     metric.add_batch(predictions=[wrong], references=[rows[1]])
     assert metric.compute(exclude=["BERTScore-F1", "METEOR"])["diagnosis"]["n_cases"] == 1
+
+
+def test_the_modules_resamples_are_n_resamples_and_the_old_name_still_works() -> None:
+    """trust28: n_resamples= (Python), bootstrap_resamples= (this module) and --bootstrap
+    (CLI) were one setting under three names. The module now takes n_resamples=, as every
+    Python face; its old name gives the same intervals, with a FutureWarning naming the new."""
+    predictions = [{"boxes": [[0, 0, 10, 10]]}, {"boxes": []}, {"boxes": [[0, 0, 9, 9]]}]
+    references = [{"boxes": [[0, 0, 10, 10]]}] * 3
+
+    def scored(**options: object) -> dict:
+        metric = evaluate.load(MODULE, "localization")
+        metric.add_batch(predictions=predictions, references=references)
+        return metric.compute(**options)
+
+    new = scored(n_resamples=50, seed=1)
+    with pytest.warns(
+        FutureWarning, match=r"bootstrap_resamples= is deprecated: pass n_resamples=50"
+    ):
+        old = scored(bootstrap_resamples=50, seed=1)
+    assert new["confidence_intervals"] == old["confidence_intervals"]
+    assert new["confidence_intervals"]["mAP@30"][0] < new["mAP@30"] == 2 / 3
+    with pytest.raises(NovaInputError, match="name the same setting; pass n_resamples= only"):
+        scored(n_resamples=50, bootstrap_resamples=50)

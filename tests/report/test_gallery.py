@@ -73,8 +73,8 @@ def _sample_table(sample_release) -> tuple[pd.DataFrame, object]:
             gold=((10, 10, 40, 40),),
             predicted=((50, 50, 90, 80),),
         )
-        row["rater_1_boxes"] = [[100.0, 100.0, 130.0, 140.0]]
-        row["rater_2_boxes"] = [[10.0, 100.0, 60.0, 140.0]]
+        row["rater_1_boxes_xyxy"] = [[100.0, 100.0, 130.0, 140.0]]
+        row["rater_2_boxes_xyxy"] = [[10.0, 100.0, 60.0, 140.0]]
         rows.append(row)
     return pd.DataFrame(rows), release
 

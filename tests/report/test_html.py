@@ -136,6 +136,7 @@ def test_contents_link_every_section_present_and_nothing_else(
         "Coverage",
         "Published zero-shot results (published, not re-scored)",
         "Parse status",
+        "What the keys mean (5)",  # a line per key shown (trust28)
     ]
     images, cases = sample_items(sample_release)
     report = report_dict(items=write_items(tmp_path / "items", images, cases))
@@ -150,6 +151,7 @@ def test_contents_link_every_section_present_and_nothing_else(
         "Human reference (localisation)",
         "Published zero-shot results (published, not re-scored)",
         "Parse status",
+        "What the keys mean (5)",
         "Breakdowns",
         "Localisation",
         "Gallery",
@@ -275,7 +277,7 @@ def test_page_renders_offline_in_headless_chromium(sample_release: Path, tmp_pat
     assert all(shapes > 0 for _, shapes in drawings)
     assert len(overlays) == 8  # four sections of 2 (sample_items: hits, misses and the rest)
     assert all(complete and width > 0 for _, _, complete, width in pictures)
-    assert len(toc_targets) == 9 and all(toc_targets)  # with the published figures
+    assert len(toc_targets) == 10 and all(toc_targets)  # with the published figures, keys
     # The page itself is the only request: data: URLs are not fetched from anywhere.
     assert [url for url in requested if not url.startswith("data:")] == [html_path.as_uri()]
 

@@ -215,7 +215,7 @@ def test_contents_links_open_and_show_each_section(
             page.evaluate("window.scrollTo(0, 0)")
     finally:
         page.close()
-    assert len(results) == 9 and {r[0] for r in results} >= {"headline", "gallery"}
+    assert len(results) == 10 and {r[0] for r in results} >= {"headline", "gallery"}
     for anchor, is_open, heading_top, scrolled, _ in results:
         assert is_open, anchor  # a folded section opens when its link is followed
         assert 0 <= heading_top < HEIGHT / 2, (anchor, heading_top)  # its heading in view

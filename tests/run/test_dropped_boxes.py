@@ -20,8 +20,8 @@ from novabench.run.parsers import parse_localization
 from novabench.run.predictions import read_predictions
 
 DROPPED_PHRASE = (
-    "boxes dropped (zero width or height, a size past a float, or box_2d under a pixel "
-    "convention; not scored)"
+    "boxes dropped (zero width or height, a value that is not a finite number, a size past a "
+    "float, or box_2d under a pixel convention; not scored)"
 )
 SWAPPED_PHRASE = "boxes whose corners came in the wrong order, put right (scored)"
 

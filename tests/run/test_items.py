@@ -75,7 +75,7 @@ def test_report_aggregates_are_recomputable_from_the_tables(scored) -> None:  # 
     gold = images["n_gold_boxes"].to_numpy() > 0
     shares = [np.mean(gold & (best >= t)) for t in np.linspace(0.5, 0.95, 10)]
     assert close(localization["mAP@50:95"], float(np.mean(shares)))
-    no_box = with_gold["predicted_boxes"].map(lambda boxes: not boxes)
+    no_box = with_gold["predicted_boxes_xyxy"].map(lambda boxes: not boxes)
     assert close(localization["FNR"], no_box.mean())
     assert (images.loc[~gold, "best_iou"] == 0.0).all()
     assert images["localization_status"].isin(["ok", "ok_out_of_image", "no_target", "empty"]).all()
@@ -118,14 +118,14 @@ def test_tables_round_trip_through_parquet_and_csv(scored, tmp_path: Path) -> No
     images = pd.read_parquet(paths["images"])
     assert images["filename"].tolist() == tables.images["filename"].tolist()
     first = tables.images.iloc[0]
-    assert [list(box) for box in images.iloc[0]["gold_boxes"]] == first["gold_boxes"]
+    assert [list(box) for box in images.iloc[0]["gold_boxes_xyxy"]] == first["gold_boxes_xyxy"]
     cases = pd.read_parquet(paths["cases"])
     assert cases["top1-lexicon"].tolist() == tables.cases["top1-lexicon"].tolist()
     text = pd.read_csv(paths["images_csv"])
-    assert json.loads(text.loc[0, "gold_boxes"]) == first["gold_boxes"]
+    assert json.loads(text.loc[0, "gold_boxes_xyxy"]) == first["gold_boxes_xyxy"]
     # Boxes are [x1, y1, x2, y2]: the release's [x, y, w, h] converted.
     x, y, w, h = scored.release.images[0].boxes[0]
-    assert first["gold_boxes"][0] == pytest.approx([x, y, x + w, y + h])
+    assert first["gold_boxes_xyxy"][0] == pytest.approx([x, y, x + w, y + h])
 
 
 def test_a_full_disk_while_writing_a_table_names_that_table_and_keeps_the_earlier_ones(
@@ -283,7 +283,7 @@ def test_human_reference_scores_the_raters_like_a_model(tmp_path: Path) -> None:
     table = item_tables(scored).images
     assert table["rater_1_best_iou"].tolist() == pytest.approx([0.5, 0.0])
     assert table["rater_2_best_iou"].tolist() == pytest.approx([1 / 3, 1.0])
-    assert table["rater_1_boxes"].tolist()[1] == []
+    assert table["rater_1_boxes_xyxy"].tolist()[1] == []
     markdown = render_markdown(scored.report)
     assert "## Human reference (localization)" in markdown
     assert "| mAP@30 | 0.0 | 50.0 | 100.0 | 0.0 |" in markdown
@@ -309,7 +309,7 @@ def test_a_release_without_rater_boxes_says_so(tmp_path: Path) -> None:
     assert "No human reference: the release has no rater boxes" in render_markdown(scored.report)
     assert "localization: no human reference (the release" in render_table(scored.report)
     table = item_tables(scored).images
-    assert table["rater_1_boxes"].isna().all() and table["rater_2_best_iou"].isna().all()
+    assert table["rater_1_boxes_xyxy"].isna().all() and table["rater_2_best_iou"].isna().all()
 
 
 def test_answered_only_scores_the_answered_items_and_says_so(
@@ -768,3 +768,42 @@ def test_cli_coco_ap_intervals_option(
     error = capsys.readouterr().err.strip()
     assert "--coco-ap-intervals" in error and "cells" in error and "\n" not in error
     assert not refused.exists()
+
+
+def test_box_columns_say_their_convention_and_score_as_xyxy(scored) -> None:  # type: ignore[no-untyped-def]
+    """user30: the tables wrote [x1, y1, x2, y2] under plain names while the module takes
+    [x, y, w, h] by default; every box column now says xyxy, in Parquet and CSV alike."""
+    from novabench.metrics.tasks import compute_task
+    from novabench.report.items import BOX_COLUMNS_RENAMED, with_box_columns_named
+
+    tables = item_tables(scored)
+    box_columns = [
+        column
+        for column in IMAGE_COLUMNS
+        if column.endswith(("boxes", "boxes_xyxy")) and not column.startswith("n_")
+    ]
+    assert box_columns == [
+        "gold_boxes_xyxy",
+        "rater_1_boxes_xyxy",
+        "rater_2_boxes_xyxy",
+        "predicted_boxes_xyxy",
+    ]
+    assert set(BOX_COLUMNS_RENAMED.values()) == set(box_columns)
+    images = tables.images
+    assert not set(BOX_COLUMNS_RENAMED) & set(images.columns)  # no plain name left
+    # Scored again as xyxy, the table's boxes give the report's figures; read as the
+    # module's default xywh they would not (a corner read as a size).
+    scored_rows = images[images["localization_status"].notna()]
+    predictions = [
+        {"boxes": list(map(list, b)) if b is not None else []}
+        for b in scored_rows["predicted_boxes_xyxy"]
+    ]
+    references = [{"boxes": list(map(list, b))} for b in scored_rows["gold_boxes_xyxy"]]
+    as_xyxy = compute_task(
+        "localization", predictions, references, box_format="xyxy", reference_box_format="xyxy"
+    )
+    report_value = scored.evaluations["localization"].aggregate()["mAP@30"]
+    assert as_xyxy["mAP@30"] == report_value
+    # A table written before the names said it reads as one written now.
+    older = images.rename(columns={new: old for old, new in BOX_COLUMNS_RENAMED.items()})
+    assert list(with_box_columns_named(older).columns) == list(images.columns)

@@ -252,7 +252,7 @@ def test_evaluate_model_with_a_preset_reads_the_family_answers(release_dir, tmp_
     assert manifest["box_convention"] == "xyxy_norm1000"
     # Every image's answer is read as x-first 0..1000: on the 40 x 32 images x 250..500 is
     # 10..20 and y 500..750 is 16..24; the images table writes [x1, y1, x2, y2].
-    boxes = [[list(box) for box in image] for image in report.images["predicted_boxes"]]
+    boxes = [[list(box) for box in image] for image in report.images["predicted_boxes_xyxy"]]
     assert len(boxes) == 3 and all(image == [[10.0, 16.0, 20.0, 24.0]] for image in boxes), boxes
 
 

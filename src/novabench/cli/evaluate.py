@@ -68,6 +68,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--markdown", help="also write the report as Markdown here")
     parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="under the table, one line per key: what it measures, which way is better, where "
+        "its definition comes from (the Markdown and HTML reports always have them)",
+    )
+    parser.add_argument(
         "--html", help="also write a self-contained HTML report (plots, overlays) here"
     )
     parser.add_argument(
@@ -219,7 +225,7 @@ def _score_and_write(args: argparse.Namespace, outputs: dict[str, Any]) -> int:
             seed=args.seed,
         )
     if args.out is None:  # the table only, as asked
-        print(render_table(report))
+        print(render_table(report, explain=args.explain))
         print("nova evaluate: note: no --out, so no report was written", file=sys.stderr)
         _warn_nothing_answered(report)
         return 0
@@ -234,7 +240,7 @@ def _score_and_write(args: argparse.Namespace, outputs: dict[str, Any]) -> int:
             staged.write_text(args.markdown, markdown)
         if page is not None:
             staged.write_text(args.html, page)
-    print(render_table(report))
+    print(render_table(report, explain=args.explain))
     written = [path for path in (args.out, args.markdown, args.html, args.items) if path]
     print(f"\nreport written to {', '.join(map(str, written))}")
     orphan = _orphaned_items_note(replaced_items, args.items, args.out)
@@ -360,7 +366,8 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         "--bootstrap",
         type=checks.nonnegative_int_option,
         default=1000,
-        help="bootstrap resamples for CIs (default 1000; 0: no intervals)",
+        help="bootstrap resamples for CIs (default 1000; 0: no intervals); n_resamples= in "
+        "Python (evaluate_predictions, the evaluate module's compute)",
     )
     parser.add_argument(
         "--allow-other-release",

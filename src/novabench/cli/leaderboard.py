@@ -53,7 +53,7 @@ def register(subparsers: Any) -> None:
         "--bootstrap",
         type=checks.positive_int_option,
         default=1000,
-        help="paired bootstrap resamples for the tie tests (default 1000)",
+        help="paired bootstrap resamples for the tie tests (default 1000); n_resamples= in Python",
     )
     parser.add_argument(
         "--confidence",

@@ -43,6 +43,7 @@ from novabench.metrics.tasks import (
     compute_task,
     examples_renamed,
     item_key_field,
+    renamed_options,
     task_options,
 )
 from novabench.tasks.diagnosis import CaseRows
@@ -58,6 +59,7 @@ __all__ = [
     "metric_features",
     "normalize_batch",
     "normalize_predictions",
+    "renamed_options",
     "normalize_references",
 ]
 
@@ -612,7 +614,7 @@ def check_options(task: str, options: Mapping[str, Any]) -> None:
         >>> check_options("localization", {"box_fromat": "xyxy"})
         Traceback (most recent call last):
         ...
-        novabench.errors.NovaInputError: unknown option(s) ['box_fromat'] for task 'localization'; valid: ['bootstrap_resamples', 'box_format', 'confidence', 'max_detections', 'reference_box_format', 'seed']
+        novabench.errors.NovaInputError: unknown option(s) ['box_fromat'] for task 'localization'; valid: ['box_format', 'confidence', 'max_detections', 'n_resamples', 'reference_box_format', 'seed']
     """
     stats, rest = _split_options(task, options)
     for name in ("box_format", "reference_box_format"):
@@ -646,12 +648,10 @@ def check_options(task: str, options: Mapping[str, Any]) -> None:
             # installed), or can be downloaded (not offline), has the layer asked for, and a
             # name its key can carry. The download itself comes later.
             bertscore_metric_key(rest.get("bertscore_model"), rest.get("bertscore_num_layers"))
-    if stats.get("bootstrap_resamples"):
+    if stats.get("n_resamples"):
         from novabench.metrics.stats import _check_settings
 
-        _check_settings(
-            stats["bootstrap_resamples"], stats.get("confidence", 0.95), stats.get("seed", 0)
-        )
+        _check_settings(stats["n_resamples"], stats.get("confidence", 0.95), stats.get("seed", 0))
 
 
 def _check_judges(options: Mapping[str, Any]) -> None:

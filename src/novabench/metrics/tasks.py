@@ -29,13 +29,58 @@ __all__ = [
     "item_key_field",
     "key_order",
     "prepare_task",
+    "renamed_options",
     "task_options",
 ]
 
 #: The tasks the evaluate face takes: the registry's, then its pseudo-task "all".
 TASKS: tuple[str, ...] = (*registry.TASK_NAMES, registry.ALL_TASKS)
 
-_STATS_KWARGS = frozenset({"bootstrap_resamples", "confidence", "seed"})
+_STATS_KWARGS = frozenset({"n_resamples", "confidence", "seed"})
+#: The old name of ``n_resamples`` in ``compute_task`` and the evaluate module's ``compute``,
+#: still taken, with a FutureWarning (every other face already said ``n_resamples``).
+OLD_N_RESAMPLES = "bootstrap_resamples"
+
+
+def renamed_options(kwargs: Mapping[str, Any], *, stacklevel: int = 3) -> dict[str, Any]:
+    """``kwargs`` with the old ``bootstrap_resamples`` renamed ``n_resamples``, with a warning.
+
+    One setting, one name: the bootstrap's resamples are ``n_resamples=`` in every Python
+    face (``evaluate_predictions``, ``evaluate``, ``compute_task``, the evaluate module's
+    ``compute``, as ``evaluate``'s own ``Evaluator.compute`` and ``scipy.stats.bootstrap``
+    name them) and ``--bootstrap`` on the command line.
+
+    Raises:
+        NovaInputError: both names given.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     renamed_options({"bootstrap_resamples": 100, "seed": 1})
+        {'n_resamples': 100, 'seed': 1}
+        >>> print(caught[0].message)
+        bootstrap_resamples= is deprecated: pass n_resamples=100 (the same setting as evaluate_predictions(n_resamples=) and nova evaluate --bootstrap); the old name will be removed
+    """
+    if OLD_N_RESAMPLES not in kwargs:
+        return dict(kwargs)
+    if "n_resamples" in kwargs:
+        raise NovaInputError(
+            "n_resamples= and bootstrap_resamples= name the same setting; pass n_resamples= "
+            "only (bootstrap_resamples= is its old name)",
+            field=OLD_N_RESAMPLES,
+        )
+    value = kwargs[OLD_N_RESAMPLES]
+    warnings.warn(
+        f"{OLD_N_RESAMPLES}= is deprecated: pass n_resamples={value!r} (the same setting as "
+        "evaluate_predictions(n_resamples=) and nova evaluate --bootstrap); the old name will "
+        "be removed",
+        FutureWarning,
+        stacklevel=stacklevel,
+    )
+    return {
+        ("n_resamples" if key == OLD_N_RESAMPLES else key): item for key, item in kwargs.items()
+    }
 
 
 # "example 3", "example 3 (case0004)", "example 3 (case0004), prediction 2": how the
@@ -148,8 +193,9 @@ def compute_task(
     ``meteor="auto"`` without WordNet gives ``METEOR-exact+stem`` and a ``UserWarning``);
     ``matcher``, ``case_judge``, ``contexts`` (diagnosis; ``contexts`` is one clinical
     history per case for the case judge; by default the references' ``clinical_history``,
-    for ``all`` the history of each case's rows). ``bootstrap_resamples`` (default
-    0: none), ``confidence`` (0.95) and ``seed`` (0; an integer >= 0) add a
+    for ``all`` the history of each case's rows). ``n_resamples`` (default
+    0: none; ``nova evaluate --bootstrap``; its old name ``bootstrap_resamples`` is still
+    taken, with a FutureWarning), ``confidence`` (0.95) and ``seed`` (0; an integer >= 0) add a
     ``confidence_intervals`` mapping
     ``{key: [low, high]}`` of seeded percentile-bootstrap intervals and ``bootstrap_unit``,
     what they resample: ``"case"`` (whole cases: for ``all``, whose rows name their case,
@@ -352,6 +398,7 @@ def prepare_task(
 
 def _split_options(task: str, kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     _check_task(task)
+    kwargs = renamed_options(kwargs, stacklevel=4)  # the caller of compute_task and the like
     allowed = _STATS_KWARGS | task_options(task)
     unknown = sorted(set(kwargs) - allowed)
     if unknown:
@@ -460,7 +507,7 @@ def _finish(
     result = dict(evaluation.result())
     if isinstance(result.get("BERTScore_hash"), str):  # as a written report gives it
         result["BERTScore_hash"] = portable_bertscore_hash(result["BERTScore_hash"])
-    n_resamples = int(stats.get("bootstrap_resamples", 0) or 0)
+    n_resamples = int(stats.get("n_resamples", 0) or 0)
     if n_resamples > 0:
         from novabench.metrics.stats import bootstrap_confidence_intervals
 

@@ -205,8 +205,9 @@ def build_gallery(
 
     Args:
         images: the per-item images table (contract columns: ``filename``, ``best_iou``,
-            ``n_gold_boxes``, ``gold_boxes``, ``rater_1_boxes``, ``rater_2_boxes``,
-            ``predicted_boxes``, ``localization_status``, ``caption_reference``,
+            ``n_gold_boxes``, ``gold_boxes_xyxy``, ``rater_1_boxes_xyxy``,
+            ``rater_2_boxes_xyxy``, ``predicted_boxes_xyxy`` (an older table's ``gold_boxes``...
+            are read as these), ``localization_status``, ``caption_reference``,
             ``caption_prediction``).
         release: a :class:`novabench.data.release.NovaRelease` or its folder.
         n: images per section.
@@ -223,13 +224,17 @@ def build_gallery(
         ...     pathlib.Path(tempfile.mkdtemp()) / "nova", n_cases=1, progress=False))
         >>> first = release.images[0]
         >>> table = pd.DataFrame([{"filename": first.filename, "best_iou": 0.0,
-        ...     "n_gold_boxes": 1, "gold_boxes": [[10, 10, 40, 40]], "rater_1_boxes": None,
-        ...     "rater_2_boxes": None, "predicted_boxes": None, "localization_status": "missing",
+        ...     "n_gold_boxes": 1, "gold_boxes_xyxy": [[10, 10, 40, 40]],
+        ...     "rater_1_boxes_xyxy": None, "rater_2_boxes_xyxy": None,
+        ...     "predicted_boxes_xyxy": None, "localization_status": "missing",
         ...     "caption_reference": "A lesion.", "caption_prediction": None}])
         >>> [(item.section, item.png[:4]) for item in build_gallery(table, release, n=1)]
         [('missed', b'\\x89PNG')]
     """
+    from novabench.report.items import with_box_columns_named
+
     records = _image_records(release)
+    images = with_box_columns_named(images)
     rows = {str(row["filename"]): row for row in images.to_dict("records")}
     items = []
     for section, filenames in select_gallery(images, n, seed=seed).items():
@@ -244,14 +249,17 @@ def build_gallery(
             row = rows[filename]
             raters = [
                 {"rater": name, "boxes": _xywh(row.get(column))}
-                for name, column in (("rater 1", "rater_1_boxes"), ("rater 2", "rater_2_boxes"))
+                for name, column in (
+                    ("rater 1", "rater_1_boxes_xyxy"),
+                    ("rater 2", "rater_2_boxes_xyxy"),
+                )
             ]
             with Image.open(io.BytesIO(record.read_bytes())) as picture:
                 drawn = draw_annotations(
                     picture,
-                    boxes=_xywh(row.get("gold_boxes")),
+                    boxes=_xywh(row.get("gold_boxes_xyxy")),
                     rater_boxes=raters,
-                    predicted_boxes=_xywh(row.get("predicted_boxes")),
+                    predicted_boxes=_xywh(row.get("predicted_boxes_xyxy")),
                     rater_width=2,  # a dotted line one pixel wide is too faint to read
                     line_styles=True,
                 )
@@ -268,8 +276,8 @@ def build_gallery(
                     status=str(row.get("localization_status") or "missing"),
                     caption_reference=str(row.get("caption_reference") or record.caption or ""),
                     caption_prediction=_optional_text(row.get("caption_prediction")),
-                    n_gold_boxes=len(_xywh(row.get("gold_boxes"))),
-                    n_predicted_boxes=len(_xywh(row.get("predicted_boxes"))),
+                    n_gold_boxes=len(_xywh(row.get("gold_boxes_xyxy"))),
+                    n_predicted_boxes=len(_xywh(row.get("predicted_boxes_xyxy"))),
                 )
             )
     return items

@@ -207,6 +207,7 @@ def _human_cell(report: Mapping[str, Any], task: str, key: str) -> str:
     lines = [
         f"{_text(name)}: {_percent(row[key])}"
         f"{_interval_suffix((row.get('confidence_intervals') or {}).get(key), row[key])}"
+        f"{_undefined_note(task, key, row[key])}"
         for name, row in comparison_rows(section)
         if key in row
     ]
@@ -259,7 +260,7 @@ def _measure_rows(
                 "which was not computed: another quantity</span>"
             )
         if key in metrics:
-            value = f'<td class="num">{_percent(metrics[key])}</td>'
+            value = f'<td class="num">{_percent(metrics[key])}{_undefined_note(task, key, metrics[key])}</td>'
             interval = task_report.get("confidence_intervals", {}).get(key)
             ci = f'<td class="num">{_text(_interval(interval))}</td>' if intervals else ""
         else:
@@ -277,6 +278,39 @@ def _measure_rows(
         cells.append(f"<td>{_text(comparison_with_paper(report, task, key))}</td>")
         html.append("<tr>" + "".join(cells) + "</tr>")
     return html
+
+
+def _undefined_note(task: str, key: str, value: Any) -> str:
+    """Beside an ``n/a`` value: when the key is undefined (``registry.TaskSpec.meaning``)."""
+    meaning = registry.TASKS[task].meaning(key)
+    if _percent(value) != "n/a" or meaning is None:
+        return ""
+    return f'<br><span class="stand-in">undefined: {_text(meaning.undefined)}</span>'
+
+
+def _key_meanings_section(report: Mapping[str, Any]) -> list[_Section]:
+    """What each key of the tables measures, which way is better, where its definition
+    comes from: one row per key shown (``registry.TaskSpec.meaning``), folded."""
+    rows = []
+    for task in TASK_ORDER:
+        task_report = report["tasks"].get(task)
+        if task_report is None:
+            continue
+        spec = registry.TASKS[task]
+        for key in headline_keys(task, task_report["metrics"]):
+            meaning = spec.meaning(key)
+            if key not in task_report["metrics"] or meaning is None:
+                continue
+            cells = (task, key, meaning.definition, spec.direction(key).split()[0], meaning.source)
+            rows.append("<tr>" + "".join(f"<td>{_text(cell)}</td>" for cell in cells) + "</tr>")
+    if not rows:
+        return []
+    header = "".join(
+        f"<th>{title}</th>"
+        for title in ("task", "key", "what it measures", "better", "definition from")
+    )
+    table = _wide(f"<table><tr>{header}</tr>{''.join(rows)}</table>")
+    return [_Section("keys", f"What the keys mean ({len(rows)})", [table], folded=True)]
 
 
 def _header(report: Mapping[str, Any], intervals: bool, published: bool) -> str:
@@ -523,7 +557,8 @@ def _breakdown_table(report: Mapping[str, Any], task: str, dimension: str, rows:
                 if small or value is None
                 else _percent(value) + _interval_suffix(row.get(f"{key}_ci"), value)
             )
-            cells.append(f'<td class="num">{_text(text)}</td>')
+            why = "" if small or value is None else _undefined_note(task, key, value)
+            cells.append(f'<td class="num">{_text(text)}{why}</td>')
         if keys:
             first = row.get(keys[0])
             cells.append(
@@ -662,6 +697,7 @@ def render_html(
     sections += _human_section(report)
     sections += _published_section(report)
     sections += _parse_status_section(report)
+    sections += _key_meanings_section(report)
     sections += _breakdown_section(report)
     missing_items = ""
     if items is None:

@@ -14,19 +14,23 @@ sample averaging, and ``2 TP / (2 TP + FP + FN)`` of their count columns' sums u
 averaging; ``BinaryF1`` is ``2 TP / (abnormal references + abnormal predictions of labelled
 references)`` of the two label columns).
 
-``images`` columns (null where not applicable; boxes ``[x1, y1, x2, y2]`` in pixels):
+``images`` columns (null where not applicable; every box column is named ``..._xyxy``: boxes
+``[x1, y1, x2, y2]`` in pixels of the original image, corners, not the ``[x, y, width,
+height]`` the evaluate module and the metric functions take by default: pass
+``box_format="xyxy"`` to score them again; tables written before 0.1.0's trust28 named them
+without the suffix, and :func:`with_box_columns_named` reads those as these):
 
 - ``filename`` (join key), ``case_id``, ``scan_id``, ``width``, ``height``;
 - ``category`` (the case's pathology category), ``category_rule`` (how it was assigned),
   ``sequence``, ``plane`` (from the reference caption), ``images_per_case``;
 - ``n_gold_boxes``, ``gold_box_size`` (``small``/``medium``/``large``/``none``),
-  ``gold_box_fraction`` (the largest gold box over the image area), ``gold_boxes``;
-- ``rater_1_boxes``, ``rater_2_boxes`` (null when the release has no such rater);
-- ``predicted_boxes`` (null when the image was not answered), ``predicted_scores``,
+  ``gold_box_fraction`` (the largest gold box over the image area), ``gold_boxes_xyxy``;
+- ``rater_1_boxes_xyxy``, ``rater_2_boxes_xyxy`` (null when the release has no such rater);
+- ``predicted_boxes_xyxy`` (null when the image was not answered), ``predicted_scores``,
   ``localization_status`` (the parse status; ``"given"`` for parsed answers, ``"error"`` for
   a failed model call, ``"missing"`` without a line; null when localisation was not scored),
   ``boxes_dropped`` (boxes the parser read in the answer but dropped: zero width or height,
-  a size past a float, or box_2d beside readable boxes under a pixel convention; not scored), ``boxes_swapped`` (boxes whose corners it put in
+  a value that is not a finite number, a size past a float, or box_2d beside readable boxes under a pixel convention; not scored), ``boxes_swapped`` (boxes whose corners it put in
   order; scored) (both null when no parser read the answer here or the count was not
   recorded),
   ``best_iou`` (0.0 when either side is empty), ``hit_30``, ``hit_50``,
@@ -112,10 +116,10 @@ IMAGE_COLUMNS: tuple[str, ...] = (
     "n_gold_boxes",
     "gold_box_size",
     "gold_box_fraction",
-    "gold_boxes",
-    "rater_1_boxes",
-    "rater_2_boxes",
-    "predicted_boxes",
+    "gold_boxes_xyxy",
+    "rater_1_boxes_xyxy",
+    "rater_2_boxes_xyxy",
+    "predicted_boxes_xyxy",
     "predicted_scores",
     "localization_status",
     "boxes_dropped",
@@ -222,7 +226,7 @@ class ItemTables:
 
         Example:
             >>> import tempfile, pandas as pd
-            >>> images = pd.DataFrame({"filename": ["a.png"], "gold_boxes": [[[0.0, 0, 1, 1]]]})
+            >>> images = pd.DataFrame({"filename": ["a.png"], "gold_boxes_xyxy": [[[0.0, 0, 1, 1]]]})
             >>> tables = ItemTables(images,
             ...                     pd.DataFrame({"case_id": ["case0001"]}))
             >>> paths = tables.write(tempfile.mkdtemp())
@@ -457,21 +461,21 @@ def _image_rows(scored: ScoredPredictions) -> list[dict[str, Any]]:
             "n_gold_boxes": facts.n_gold_boxes,
             "gold_box_size": facts.gold_box_size,
             "gold_box_fraction": facts.gold_box_fraction,
-            "gold_boxes": _xyxy(image.boxes),
+            "gold_boxes_xyxy": _xyxy(image.boxes),
             "caption_reference": image.caption,
         }
         for slot in ("rater_1", "rater_2"):
             boxes = human.boxes.get(slot)
             iou = human.best_iou.get(f"{slot}_vs_gold")
             at = rater_row[position]
-            row[f"{slot}_boxes"] = None if boxes is None else _xyxy(boxes[at])
+            row[f"{slot}_boxes_xyxy"] = None if boxes is None else _xyxy(boxes[at])
             row[f"{slot}_best_iou"] = None if iou is None else iou[at]
         if localization is not None:
             item = item_of[localization].get(position)
             record = records[localization].get(image.filename)
             row["localization_status"] = _status(record, item is not None)
             answered = record is not None and record.error is None and item is not None
-            row["predicted_boxes"] = _xyxy(record.boxes or []) if answered else None
+            row["predicted_boxes_xyxy"] = _xyxy(record.boxes or []) if answered else None
             row["predicted_scores"] = list(record.scores) if answered and record.scores else None
             for column in ("boxes_dropped", "boxes_swapped"):
                 row[column] = getattr(record, column) if answered else None
@@ -835,8 +839,37 @@ def read_item_tables(
                 source=str(report_path),
                 field="items",
             )
-        tables[name] = pd.read_parquet(path)
+        table = pd.read_parquet(path)
+        tables[name] = with_box_columns_named(table) if name == "images" else table
     return tables
+
+
+#: The images table's box columns as tables written before named them -> their names now,
+#: which say the convention (``[x1, y1, x2, y2]`` pixels; the metric's default is ``xywh``).
+BOX_COLUMNS_RENAMED: dict[str, str] = {
+    "gold_boxes": "gold_boxes_xyxy",
+    "rater_1_boxes": "rater_1_boxes_xyxy",
+    "rater_2_boxes": "rater_2_boxes_xyxy",
+    "predicted_boxes": "predicted_boxes_xyxy",
+}
+
+
+def with_box_columns_named(images: pd.DataFrame) -> pd.DataFrame:
+    """An images table with an older table's box columns under their names now (``..._xyxy``);
+    the table itself when it has them already.
+
+    Example:
+        >>> import pandas as pd
+        >>> older = pd.DataFrame({"filename": ["a.png"], "gold_boxes": [[[0.0, 0, 1, 1]]]})
+        >>> list(with_box_columns_named(older).columns)
+        ['filename', 'gold_boxes_xyxy']
+    """
+    renamed = {
+        old: new
+        for old, new in BOX_COLUMNS_RENAMED.items()
+        if old in images.columns and new not in images.columns
+    }
+    return images.rename(columns=renamed) if renamed else images
 
 
 def _box_lists(value: Any) -> list[list[float]] | None:
@@ -869,8 +902,8 @@ def localization_from_tables(tables: Mapping[str, Any], keys: Sequence[str] = ()
     Example:
         >>> import pandas as pd
         >>> images = pd.DataFrame({"localization_status": ["given", "missing"],
-        ...     "gold_boxes": [[[0.0, 0.0, 10.0, 10.0]], [[0.0, 0.0, 4.0, 4.0]]],
-        ...     "predicted_boxes": [[[0.0, 0.0, 10.0, 20.0]], None],
+        ...     "gold_boxes_xyxy": [[[0.0, 0.0, 10.0, 10.0]], [[0.0, 0.0, 4.0, 4.0]]],
+        ...     "predicted_boxes_xyxy": [[[0.0, 0.0, 10.0, 20.0]], None],
         ...     "predicted_scores": [None, None]})
         >>> evaluation = localization_from_tables({"images": images}, ["FNR", "TP30"])
         >>> scores = evaluation.aggregate()
@@ -886,18 +919,18 @@ def localization_from_tables(tables: Mapping[str, Any], keys: Sequence[str] = ()
     )
     from novabench.report.breakdowns import result_without_coco_ap
 
-    images = tables["images"]
-    needed = {"localization_status", "gold_boxes", "predicted_boxes", "predicted_scores"}
+    images = with_box_columns_named(tables["images"])
+    needed = {"localization_status", "gold_boxes_xyxy", "predicted_boxes_xyxy", "predicted_scores"}
     if not needed <= set(images.columns):
         return None
     scored = images[images["localization_status"].notna()]
     predictions = []
-    for boxes, scores in zip(scored["predicted_boxes"], scored["predicted_scores"]):
+    for boxes, scores in zip(scored["predicted_boxes_xyxy"], scored["predicted_scores"]):
         prediction: dict[str, Any] = {"boxes": _box_lists(boxes) or []}
         if scores is not None:
             prediction["scores"] = [float(score) for score in scores]
         predictions.append(prediction)
-    references = [{"boxes": _box_lists(boxes)} for boxes in scored["gold_boxes"]]
+    references = [{"boxes": _box_lists(boxes)} for boxes in scored["gold_boxes_xyxy"]]
     with warnings.catch_warnings():
         # What the scorer warned about (no gold box, truncated boxes), nova evaluate said.
         warnings.simplefilter("ignore", LocalizationWarning)

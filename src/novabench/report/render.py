@@ -167,6 +167,39 @@ names the --box-convention that reads them
 _BOXED_STATUSES = ("ok", "ok_out_of_image", "ok_order_from_keys", "truncated_ok")
 
 
+def answers_without_boxes_phrase(coverage: Mapping[str, Any], boxed: int) -> str:
+    """The answers a box warning's "of the N answers with boxes" leaves out, by parse status,
+    so its counts add up to the answers scored ("" when there are none, or no statuses).
+
+    Args:
+        coverage: the task's coverage (``answered``, ``parse_status``).
+        boxed: the answers with boxes the warning counts.
+
+    Example:
+        >>> answers_without_boxes_phrase({"answered": 132, "parse_status": {"ok": 131,
+        ...     "invalid_boxes": 1}}, 131)
+        '; the other 1 of the 132 answers has no box read (invalid_boxes 1)'
+        >>> answers_without_boxes_phrase({"answered": 4, "parse_status": {"ok": 4}}, 4)
+        ''
+    """
+    statuses = coverage.get("parse_status") or {}
+    answered = coverage.get("answered")
+    if not isinstance(answered, int) or answered <= boxed or not statuses:
+        return ""
+    others = {
+        status: int(n)
+        for status, n in sorted(statuses.items(), key=lambda item: (-int(item[1]), item[0]))
+        if status not in _BOXED_STATUSES and int(n)
+    }
+    if not others:
+        return ""
+    rest = answered - boxed
+    return (
+        f"; the other {rest} of the {answered} answers {'has' if rest == 1 else 'have'} no box "
+        f"read ({', '.join(f'{status} {n}' for status, n in others.items())})"
+    )
+
+
 def boxes_outside_line(
     task: str, coverage: Mapping[str, Any], predictions: Mapping[str, Any]
 ) -> str | None:
@@ -230,7 +263,8 @@ def boxes_outside_line(
         read = read[:-1]
     return (
         f"{task}: {outside} of {boxed} answers with boxes ({100 * outside / boxed:.0f}%) have a "
-        f"box past the image ({coverage.get('boxes_out_of_image', outside)} boxes): {read}"
+        f"box past the image ({coverage.get('boxes_out_of_image', outside)} boxes)"
+        f"{answers_without_boxes_phrase(coverage, boxed)}: {read}"
         f"{source}; most likely the wrong convention{_fitting_conventions(coverage)} (scores "
         "computed on the boxes as read)"
     )
@@ -380,7 +414,8 @@ def boxes_confined_line(
         )
     return (
         f"{task}: {confined} of the {boxed} answers with boxes {where} (no far corner past "
-        f"{pixels[0]:.0f} x {pixels[1]:.0f} px): {'; '.join(_how_boxes_were_read(predictions)[0])}"
+        f"{pixels[0]:.0f} x {pixels[1]:.0f} px){answers_without_boxes_phrase(coverage, boxed)}: "
+        f"{'; '.join(_how_boxes_were_read(predictions)[0])}"
         f"; {explained}{fitting} (scores computed on the boxes as read)"
     )
 
@@ -409,7 +444,8 @@ def tiny_boxes_line(
     boxed = int(coverage.get("answers_with_boxes") or 0)
     return (
         f"{task}: {tiny} of the {boxed} answers with boxes have every box ending within "
-        f"{TINY_BOX_PIXELS:g} px of its image's top-left corner, where no lesion's box ends: "
+        f"{TINY_BOX_PIXELS:g} px of its image's top-left corner, where no lesion's box ends"
+        f"{answers_without_boxes_phrase(coverage, boxed)}: "
         f"{'; '.join(_how_boxes_were_read(predictions)[0])}; 0..1 values read as 0..1000 or "
         "as pixels explain this, answer by answer (scores computed on the boxes as read)"
     )
@@ -841,6 +877,79 @@ def versus_paper_legend(comparisons: Sequence[str]) -> str:
     )
 
 
+def key_meaning_line(task: str, key: str) -> str:
+    """One key's legend line: what it measures, its direction, where its definition comes
+    from (``registry.TaskSpec.meaning``: the one source of every report's legend and of the
+    metric card's key legend); the key alone when the registry does not define it.
+
+    Example:
+        >>> print(key_meaning_line("localization", "FP30"))
+        FP30: predicted boxes left unmatched at IoU 0.30, over predicted boxes (box-level false-discovery rate); lower is better; definition: ours (the paper's definition is not public)
+    """
+    spec = registry.TASKS.get(task)
+    meaning = spec.meaning(key) if spec is not None else None
+    if spec is None or meaning is None:
+        return key
+    return f"{key}: {meaning.definition}; {spec.direction(key)}; definition: {meaning.source}"
+
+
+def direction_line(keys: Sequence[tuple[str, str]]) -> str:
+    """The terminal's one line on which way each shown key is better ("" for no key).
+
+    Example:
+        >>> direction_line([("localization", "mAP@30"), ("localization", "FP30"),
+        ...                 ("localization", "FNR")])
+        'lower is better: localization FP30, FNR (error rates); every other key: higher is better'
+        >>> direction_line([("diagnosis", "top1")])
+        'every key: higher is better'
+    """
+    if not keys:
+        return ""
+    lower: dict[str, list[str]] = {}
+    for task, key in keys:
+        spec = registry.TASKS.get(task)
+        if spec is not None and key in spec.lower_is_better:
+            lower.setdefault(task, []).append(key)
+    if not lower:
+        return "every key: higher is better"
+    named = "; ".join(f"{task} {', '.join(task_keys)}" for task, task_keys in lower.items())
+    return f"lower is better: {named} (error rates); every other key: higher is better"
+
+
+#: The terminal's pointer to the keys' definitions (``--explain`` prints them).
+EXPLAIN_POINTER = (
+    "what each key measures and where its definition comes from: nova evaluate --explain, "
+    "or the Markdown/HTML report"
+)
+
+
+def undefined_value_lines(report: Mapping[str, Any]) -> list[str]:
+    """Why each ``n/a`` value of the report's table is undefined, one line per key (none
+    when every value is a number).
+
+    Example:
+        >>> undefined_value_lines({"tasks": {"localization": {"metrics": {"mAP@30": 0.0,
+        ...     "FP30": float("nan")}}}})
+        ['n/a: localization FP30 is undefined when no box was predicted (0 / 0)']
+    """
+    return [
+        undefined_value_line(task, key) for task, key, value, _ in _rows(report) if value == "n/a"
+    ]
+
+
+def undefined_value_line(task: str, key: str, where: str = "") -> str:
+    """Why a ``task``'s ``key`` printed ``n/a`` (``where``: the group or column it was in).
+
+    Example:
+        >>> undefined_value_line("localization", "hit@30", " (group normal)")
+        'n/a: localization hit@30 (group normal) is undefined when no image has a gold box'
+    """
+    spec = registry.TASKS.get(task)
+    meaning = spec.meaning(key) if spec is not None else None
+    why = f" is undefined when {meaning.undefined}" if meaning is not None else " is undefined"
+    return f"n/a: {task} {key}{where}{why}"
+
+
 #: Below this many resamples a percentile interval can miss its own estimate entirely.
 FEW_RESAMPLES = 100
 
@@ -1073,8 +1182,8 @@ _UNUSABLE_ADVICE: dict[str, str] = {
     "missing": "run the model on the items without a line (`nova run` resumes its file)",
     "model error": "re-run the items whose model call failed",
     "ambiguous_convention": "pass --box-convention as the prompt asked",
-    "invalid_boxes": "read the raw answers: their boxes have zero area or values too large "
-    "for a number (check --box-convention)",
+    "invalid_boxes": "read the raw answers: their boxes have zero area, a value that is not a "
+    "finite number (NaN, infinite) or values too large for a number (check --box-convention)",
     "unparseable": "read the raw answers: the prompt or the model's output format may not fit "
     "the parser",
     "empty": "read the raw answers: the prompt or the model's output format may not fit the parser",
@@ -1342,16 +1451,16 @@ def box_repair_phrase(coverage: Mapping[str, Any]) -> str:
     Example:
         >>> box_repair_phrase({"boxes_dropped": 3, "answers_with_boxes_dropped": 2,
         ...                     "boxes_swapped": 0, "box_repairs_unrecorded": 0})
-        '; boxes dropped (zero width or height, a size past a float, or box_2d under a pixel \
-convention; not scored): 3 in 2 answers'
+        '; boxes dropped (zero width or height, a value that is not a finite number, a size \
+past a float, or box_2d under a pixel convention; not scored): 3 in 2 answers'
         >>> box_repair_phrase({"boxes_out_of_image": 4})
         ''
     """
     phrase = ""
     if coverage.get("boxes_dropped"):
         phrase += (
-            "; boxes dropped (zero width or height, a size past a float, or box_2d under a "
-            "pixel convention; not scored): "
+            "; boxes dropped (zero width or height, a value that is not a finite number, a "
+            "size past a float, or box_2d under a pixel convention; not scored): "
             f"{coverage['boxes_dropped']} in "
             f"{_count(coverage.get('answers_with_boxes_dropped', 0), 'answer')}"
         )
@@ -1675,12 +1784,16 @@ def _bertscore_model(bertscore_hash: str) -> str:
     return f"{found.group(1)} layer {found.group(2)}"
 
 
-def render_table(report: Mapping[str, Any]) -> str:
+def render_table(report: Mapping[str, Any], *, explain: bool = False) -> str:
     """A plain-text table in percent with confidence intervals, then coverage lines.
 
     Its last column says how far each value can be put beside the paper's figure of that
     name (``TaskSpec.comparison_with_paper``, as the Markdown and HTML reports' column
     "comparable with the paper's?"), in short forms that the line under the table spells out.
+    Under it: which keys are better lower, why each ``n/a`` value is undefined, and either
+    where the keys are defined or (``explain``) each shown key's definition, direction and
+    source, one line each (the Markdown and HTML reports always carry them: a terminal
+    report is read again and again, a line per key each time would bury the numbers).
 
     Example:
         >>> report = {"bootstrap": {"confidence": 0.95}, "tasks": {"diagnosis": {"metrics": {"top1": 0.25, "top5": 0.5},
@@ -1693,6 +1806,10 @@ def render_table(report: Mapping[str, Any]) -> str:
         diagnosis     top1           25.0  [0.0, 75.0]    yes, judge
         diagnosis     top5           50.0                 yes, judge
         vs paper (comparable with the paper's?): yes, judge = yes, up to the judge model (the paper's is not known)
+        >>> render_table(report).splitlines()[6:8]
+        ['every key: higher is better', 'what each key measures and where its definition comes from: nova evaluate --explain, or the Markdown/HTML report']
+        >>> print(render_table(report, explain=True).splitlines()[7])
+        top1: cases whose most likely diagnosis matches the final diagnosis (one LLM judge call per case), over cases with a final diagnosis; higher is better; definition: co-authors' procedure, our wording
     """
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
     rows = _rows(report)
@@ -1717,6 +1834,14 @@ def render_table(report: Mapping[str, Any]) -> str:
     legend = versus_paper_legend(shown_versus)
     if legend:
         lines.append(legend)
+    shown = [(task, key) for task, key, _, _ in rows]
+    if shown:  # a paragraph of its own under the table and its legend
+        lines += ["", direction_line(shown)]
+        if explain:
+            lines += [key_meaning_line(task, key) for task, key in shown]
+        else:
+            lines.append(EXPLAIN_POINTER)
+    lines += undefined_value_lines(report)
     lines.append("")
     lines.extend(_coverage_lines(report))
     lines.extend(f"settings: {line}" for line in settings_lines(report, short=True))
@@ -1926,14 +2051,80 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             f"| {task} | {key} | {value} | {interval} | {versus[task, key]} |"
             for task, key, value, interval in _rows(report)
         ]
+    undefined = undefined_value_lines(report)
+    lines += ["", *(f"- {line}" for line in undefined)] if undefined else []
     lines += ["", "## Coverage", ""] + [f"- {line}" for line in _coverage_lines(report)]
     settings = settings_lines(report)
     if settings:
         lines += ["", "## Settings", ""] + [f"- {markdown_text(line)}" for line in settings]
+    lines += render_key_meanings(report)
     lines += render_human_reference(report)
     lines += render_published(report)
     lines += render_breakdowns(report)
     return "\n".join(lines) + "\n"
+
+
+#: The header of a key-meaning table (the Markdown report's and the metric card's).
+KEY_MEANING_HEADER = (
+    "| task | key | what it measures | better | definition from |",
+    "|---|---|---|---|---|",
+)
+
+
+def key_meaning_rows(keys: Iterable[tuple[str, str]]) -> list[str]:
+    """Markdown rows of a key-meaning table, one per ``(task, key)`` the registry defines.
+
+    Example:
+        >>> print(key_meaning_rows([("localization", "FNR")])[0])
+        | localization | `FNR` | images with gold given no box at all, over images with gold | lower | ours (the paper's definition is not public) |
+    """
+    rows = []
+    for task, key in keys:
+        spec = registry.TASKS[task]
+        meaning = spec.meaning(key)
+        if meaning is None:
+            continue
+        better = spec.direction(key).split()[0]
+        rows.append(
+            f"| {task} | `{key}` | {markdown_text(meaning.definition)} | {better} | "
+            f"{markdown_text(meaning.source)} |"
+        )
+    return rows
+
+
+def render_key_meanings(report: Mapping[str, Any]) -> list[str]:
+    """The Markdown report's section on the keys its table shows: what each measures, which
+    way it is better, where its definition comes from (``registry.TaskSpec.meaning``).
+
+    Example:
+        >>> render_key_meanings({"tasks": {"diagnosis": {"metrics": {"top1": 0.5}}}})[1]
+        '## What the keys mean'
+    """
+    shown = [(task, key) for task, key, _, _ in _rows(report)]
+    rows = key_meaning_rows(shown)
+    if not rows:
+        return []
+    return [
+        "",
+        "## What the keys mean",
+        "",
+        "Each key of the table, in one line; the metric card gives every rule and edge case.",
+        "",
+        *KEY_MEANING_HEADER,
+        *rows,
+    ]
+
+
+def key_legend_markdown() -> str:
+    """Every headline key of every task as a key-meaning table: the metric card's key legend
+    (``tests/test_key_meanings.py`` holds the card's block to this text).
+
+    Example:
+        >>> key_legend_markdown().splitlines()[2]
+        "| localization | `mAP@30` | images whose best box reaches IoU 0.30 with a gold box, over ALL images (an image-level hit rate, not an average precision; scores unused) | higher | co-authors' code (WALDO) |"
+    """
+    keys = [(task, key) for task in TASK_ORDER for key in registry.TASKS[task].headline_keys]
+    return "\n".join([*KEY_MEANING_HEADER, *key_meaning_rows(keys)]) + "\n"
 
 
 def render_published(
@@ -2285,6 +2476,7 @@ def render_human_reference(report: Mapping[str, Any]) -> list[str]:
             "| metric | model | " + " | ".join(label for _, label in _HUMAN_COLUMNS) + " |",
             "|---|" + "---:|" * (1 + len(_HUMAN_COLUMNS)),
         ]
+        undefined: list[str] = []
         for key in HEADLINE_KEYS[task]:
             if key not in model["metrics"]:
                 continue
@@ -2293,18 +2485,25 @@ def render_human_reference(report: Mapping[str, Any]) -> list[str]:
                     model["metrics"][key], model.get("confidence_intervals", {}).get(key)
                 )
             ]
-            for name, _ in _HUMAN_COLUMNS:
-                comparison = section.get(name, {})
-                if not comparison or comparison.get("available") is False:
-                    cells.append("n/a")
-                    continue
-                cells.append(
-                    _value_with_interval(
-                        comparison.get(key), comparison.get("confidence_intervals", {}).get(key)
+            for name, label in (("model", "model"), *_HUMAN_COLUMNS):
+                comparison = model["metrics"] if name == "model" else section.get(name, {})
+                if name != "model":
+                    if not comparison or comparison.get("available") is False:
+                        cells.append("n/a")
+                        why = (comparison or {}).get("reason") or "not available in this report"
+                        undefined.append(f"n/a: {label}: {why}")
+                        continue
+                    cells.append(
+                        _value_with_interval(
+                            comparison.get(key),
+                            comparison.get("confidence_intervals", {}).get(key),
+                        )
                     )
-                )
+                if _percent(comparison.get(key)) == "n/a":
+                    undefined.append(undefined_value_line(task, key, f" ({label})"))
             lines.append(f"| {key} | " + " | ".join(cells) + " |")
-        lines += [""] + [f"- {note}" for note in section.get("notes", [])]
+        lines += [""] + [f"- {line}" for line in dict.fromkeys(undefined)]
+        lines += [f"- {note}" for note in section.get("notes", [])]
     return lines
 
 
@@ -2369,6 +2568,7 @@ def render_breakdowns(report: Mapping[str, Any]) -> list[str]:
                 "| group | n | " + " | ".join(keys) + " |",
                 "|---|---:|" + "---:|" * len(keys),
             ]
+            undefined: dict[str, list[str]] = {}
             for row in rows:
                 small = bool(row.get("too_small"))
                 n = f"{row['n']} (too small)" if small else str(row["n"])
@@ -2379,8 +2579,20 @@ def render_breakdowns(report: Mapping[str, Any]) -> list[str]:
                     else _value_with_interval(row.get(key), row.get(f"{key}_ci"))
                     for key in keys
                 ]
+                for key, cell in zip(keys, cells):
+                    if cell == "n/a":
+                        undefined.setdefault(key, []).append(str(row["group"]))
                 group = markdown_text(row["group"])  # category names come from users' maps
                 lines.append(f"| {group} | {n} | " + " | ".join(cells) + " |")
+            if undefined:  # why a cell reads n/a, under its table
+                lines.append("")
+                lines += [
+                    "- "
+                    + markdown_text(
+                        undefined_value_line(task, key, f" (group {', '.join(groups)})")
+                    )
+                    for key, groups in undefined.items()
+                ]
     return lines
 
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from novabench import registry
 from novabench._version import toolkit_record
-from novabench.errors import TASKS, NovaInputError, Option
+from novabench.errors import N_RESAMPLES, TASKS, NovaInputError, Option
 from novabench.progress import progress_bar
 from novabench.tasks import behaviour, load_hook, tasks_where
 
@@ -150,7 +150,7 @@ class ScoringOptions:
         n = self.n_resamples
         if not (isinstance(n, int) and not isinstance(n, bool) and n >= 0):
             raise NovaInputError(
-                f"must be 0 (no intervals) or a positive integer, got {n!r}", field="n_resamples"
+                f"must be 0 (no intervals) or a positive integer, got {n!r}", field=N_RESAMPLES
             )
         checks.seed(self.seed)  # before any model is asked (evaluate_model), in its name
         checks.confidence_level(self.confidence)
@@ -198,7 +198,13 @@ class ScoringOptions:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(overrides) - known)
         if unknown:
-            raise TypeError(f"unknown scoring option(s): {', '.join(unknown)}")
+            hint = (
+                " (the bootstrap's resamples are n_resamples= in every Python face; "
+                "bootstrap_resamples= was the evaluate module's old name)"
+                if "bootstrap_resamples" in unknown
+                else ""
+            )
+            raise TypeError(f"unknown scoring option(s): {', '.join(unknown)}{hint}")
         base = options if options is not None else cls()
         return replace(base, **overrides) if overrides else base
 

@@ -169,7 +169,7 @@ class PredictionRecord:
             prefix of ``registry.MAX_RAW_ANSWER_CHARS`` characters, or None when ``raw`` is
             whole. Such an item is ``too_long`` and its prefix is never parsed.
         boxes_dropped: boxes the parser read in ``raw`` but dropped (zero width or height,
-            a size past a float, or box_2d beside readable boxes under a pixel convention;
+            a value that is not a finite number, a size past a float, or box_2d beside readable boxes under a pixel convention;
             not scored), or None when no parser read a box answer
             here (parsed boxes given as such, or a file parsed before this was recorded).
         boxes_swapped: boxes whose corners the parser put in order (scored), None alike.

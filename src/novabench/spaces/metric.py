@@ -439,7 +439,7 @@ def compute_json(
         ):
             options.update(_caption_options(with_bertscore))
         if n_resamples:
-            options.update(bootstrap_resamples=int(n_resamples), seed=int(seed))
+            options.update(n_resamples=int(n_resamples), seed=int(seed))
         import evaluate  # type: ignore[import-untyped]
 
         # The script itself, not its folder: evaluate looks for <folder>/<folder name>.py,

@@ -150,7 +150,8 @@ class ParsedBoxes:
             answer's own keys contradict: read in the keys' order, the convention's scale);
             ``"ambiguous_convention"`` (boxes present but their convention cannot be told);
             ``"invalid_boxes"`` (boxes written, every one of zero area or with a value that
-            is not a finite number, even as width x height); ``"refusal"`` (no box, and
+            is not a finite number, even as width x height; ``[nan, 100, 150, 150]`` in
+            text too, which no reader takes as a box: the error says so); ``"refusal"`` (no box, and
             the whole answer declines: "I cannot help with this"; scored as no answer,
             never as "no target"). Never ``"ok_out_of_image"``: the predictions layer gives that one after parsing.
         convention: the convention used (``None`` when no box was converted); for
@@ -262,6 +263,9 @@ class _Extraction:
     explicit_empty: bool = False
     # Entries under a box list key ("boxes": [[], "n/a"]) that are not boxes, as written.
     not_boxes: list[str] = field(default_factory=list)
+    # Boxes written in text with a value that is no finite number ("[nan, 100, 150, 150]"),
+    # as written: no line rule reads them (so no read moves); dropped boxes all the same.
+    not_finite: list[str] = field(default_factory=list)
 
 
 def _is_number(value: Any) -> bool:
@@ -451,6 +455,17 @@ _SEP = r"(?:\s*[,;]\s*|\s+)"
 _BRACKET_BOX = re.compile(
     rf"[\[(]\s*({_NUM}){_SEP}({_NUM}){_SEP}({_NUM}){_SEP}({_NUM})\s*,?\s*[\])]"
 )
+# A value that is no finite number, as a model writes it in text ("nan", "-inf", "Infinity").
+_NOT_FINITE_WORD = r"[-+]?\b(?:nan|inf(?:inity)?)\b"
+_NUM_OR_NOT_FINITE = rf"(?:{_NUM}|{_NOT_FINITE_WORD})"
+# A bracketed group of 4 that :data:`_BRACKET_BOX` would read but for such a value: a box
+# the model wrote that is no box. Noted, never read (so no read moves).
+_NOT_FINITE_BOX = re.compile(
+    rf"[\[(]\s*{_NUM_OR_NOT_FINITE}{_SEP}{_NUM_OR_NOT_FINITE}{_SEP}{_NUM_OR_NOT_FINITE}{_SEP}"
+    rf"{_NUM_OR_NOT_FINITE}\s*,?\s*[\])]",
+    re.IGNORECASE,
+)
+_NOT_FINITE_TOKEN = re.compile(_NOT_FINITE_WORD, re.IGNORECASE)
 _QWEN2_BOX = re.compile(
     rf"<\|box_start\|>\s*"
     rf"\(\s*(?P<a>{_NUM})\s*,\s*(?P<b>{_NUM})\s*\)\s*,?\s*\(\s*(?P<c>{_NUM})\s*,\s*(?P<d>{_NUM})\s*\)"
@@ -499,6 +514,11 @@ def _line_candidates(text: str, extraction: _Extraction) -> None:
             numbers = [_number_token(token) for token in match.groups()]
             extraction.candidates.append(_Candidate(label, numbers, hint))
             previous_end = match.end()
+        extraction.not_finite += [
+            " ".join(match.group().split())
+            for match in _NOT_FINITE_BOX.finditer(line)
+            if _NOT_FINITE_TOKEN.search(match.group())
+        ]
     if _OPEN_BOX_AT_END.search(text.rstrip()[-200:]):
         extraction.truncated = True
 
@@ -1208,6 +1228,7 @@ def _parse_localization(
             json_truncated and bool(extraction.candidates)
         )
     notes.extend(_not_scored_notes(reading, extraction.candidates))
+    not_finite = extraction.not_finite  # said in a note, or counted with the dropped boxes
     if not_boxes:
         notes.append(
             f"{len(not_boxes)} entr{'y' if len(not_boxes) == 1 else 'ies'} of a box list "
@@ -1216,6 +1237,8 @@ def _parse_localization(
 
     candidates = extraction.candidates
     if not candidates:
+        if not_finite:
+            notes.append(_not_finite_note(not_finite))
         if not_boxes and not extraction.truncated:
             return ParsedBoxes(
                 status="unparseable",
@@ -1239,6 +1262,15 @@ def _parse_localization(
                 notes=tuple(notes),
                 error=f"the model declined to localise: {shown!r}",
             )
+        if not_finite:  # a box was written, with a value no box can have: not "no box"
+            return ParsedBoxes(
+                status=INVALID_BOXES,
+                notes=tuple(notes),
+                n_degenerate_dropped=len(not_finite),
+                error=f"every box written had a value that is not a finite number "
+                f"({', '.join(not_finite[:3])}{', ...' if len(not_finite) > 3 else ''}): "
+                "no box to score",
+            )
         return ParsedBoxes(
             status="unparseable",
             notes=tuple(notes),
@@ -1250,10 +1282,18 @@ def _parse_localization(
     elif _says_no_target(_strip_json_strings(text)) and not extraction.truncated:
         notes.append("the answer mentions 'no target' but also gives boxes; boxes kept")
 
+    # Not read if the convention stays open: said in a note then, as dropped boxes are.
+    unread_not_finite = not_finite + [
+        _shown_numbers(c.numbers)
+        for c in candidates
+        if not all(math.isfinite(v) for v in c.numbers)
+    ]
     used = convention
     if convention == "auto":
         resolution = _resolve_auto(candidates, prompt_convention)
         if resolution.convention is None:
+            if unread_not_finite:  # read under any convention, these would be dropped
+                notes.append(_not_finite_note(unread_not_finite))
             return ParsedBoxes(
                 status="ambiguous_convention",
                 notes=tuple(notes),
@@ -1262,12 +1302,16 @@ def _parse_localization(
                 readable_with=resolution.readable_with,
             )
         used = resolution.convention
-    written = len(candidates)
-    dropped: dict[str, int] = {}  # why -> how many boxes
+    # Boxes written in text with a value no number reader takes ("[nan, 1, 2, 3]") were
+    # never candidates: dropped all the same, and counted as the JSON form's are.
+    written = len(candidates) + len(not_finite)
+    dropped: dict[str, int] = {_NOT_FINITE: len(not_finite)} if not_finite else {}
     if used in _PIXEL_CONVENTIONS and any(c.hint == "yxyx1000" for c in candidates):
         # Its key says y first in 0..1000 (Gemini's form), the convention pixels: no guess.
         readable = [c for c in candidates if c.hint != "yxyx1000"]
         if not readable:
+            if unread_not_finite:
+                notes.append(_not_finite_note(unread_not_finite))
             return ParsedBoxes(
                 status="ambiguous_convention",
                 notes=tuple(notes),
@@ -1275,7 +1319,7 @@ def _parse_localization(
                 f"{_box_2d_in_pixels(f'convention={used} reads')}",
             )
         # The boxes whose own keys leave no doubt are read; the others go, as dropped boxes.
-        dropped[_BOX_2D_UNDER_PIXELS] = written - len(readable)
+        dropped[_BOX_2D_UNDER_PIXELS] = len(candidates) - len(readable)
         candidates = readable
     if used in {"qwen"} and not has_input_size:
         notes.append("input_size not given: assumed the model saw the original image size")
@@ -1332,7 +1376,11 @@ def _parse_localization(
     if status == "ok" and keyed_over:
         status = ORDER_FROM_KEYS
     if not boxes:  # boxes were written, none is one: a status of its own, counted per answer
-        invalid = "every box had zero area (or a value that is not a finite number)"
+        invalid = (
+            "every box had a value that is not a finite number"
+            if set(dropped) == {_NOT_FINITE}
+            else "every box had zero area (or a value that is not a finite number)"
+        )
         status = INVALID_BOXES
         notes.append(invalid)
     elif n_degenerate:  # some kept, some not: the answer says which went, and why
@@ -1349,6 +1397,20 @@ def _parse_localization(
         error=invalid,
         notes=tuple(notes),
         n_order_from_keys=sum(keyed_over.values()),
+    )
+
+
+def _shown_numbers(numbers: list[float]) -> str:
+    """Four numbers as written in a note: ``[nan, 100, 150, 150]``."""
+    return "[" + ", ".join(str(v) for v in numbers) + "]"
+
+
+def _not_finite_note(written: list[str]) -> str:
+    """The note on boxes written with a value that is not a finite number (never read)."""
+    shown = ", ".join(written[:3]) + (", ..." if len(written) > 3 else "")
+    return (
+        f"{len(written)} box(es) with a value that is not a finite number (NaN or infinite) "
+        f"not read: {shown}"
     )
 
 

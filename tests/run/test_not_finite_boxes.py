@@ -1,0 +1,121 @@
+"""A box written with a value that is not a finite number (user30): said so, in every form.
+
+No read moves: such a box was never scored, in any form. What changes is what the answer
+says about it: the error of an answer whose only box it is (``invalid_boxes``, as the
+JSON form already was, not "no box ... found"), the dropped-box note and count of an answer
+that kept others, and the report's box warnings, whose counts add up to the answers scored.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from novabench.report.render import answers_without_boxes_phrase, boxes_confined_line
+from novabench.run.parsers import parse_localization
+
+SIZE = (480, 480)
+# [100, 100, 200, 200] read y-first in 0..1000 on a 480 px image: 48 px from the top-left,
+# 48 px each side (1000 units = 480 px, so 100 units = 48 px).
+GOOD = [[48.0, 48.0, 48.0, 48.0]]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "[nan, 100, 150, 150]",
+        "The lesion is at [nan, 100, 150, 150].",
+        "lesion: [NaN, 100, 150, 150]",
+        "lesion: [100, 100, -inf, 150]",
+        "lesion: (Infinity, 100, 150, 150)",
+    ],
+)
+@pytest.mark.parametrize("convention", ["auto", "protocol", "xyxy_pixel"])
+def test_an_answer_whose_only_box_is_not_finite_says_so(answer: str, convention: str) -> None:
+    parsed = parse_localization(answer, image_size=SIZE, convention=convention)
+    assert parsed.boxes == []
+    assert parsed.status == "invalid_boxes"  # as '{"bbox_2d": [NaN, 1, 5, 5]}' always was
+    assert parsed.n_degenerate_dropped == 1
+    assert parsed.error is not None and "not a finite number" in parsed.error
+    assert "no box and no 'no target'" not in parsed.error
+    written = answer[answer.index("[") if "[" in answer else answer.index("(") :].rstrip(".")
+    assert written in parsed.error  # the box as the model wrote it
+    assert parsed.notes == (
+        f"1 box(es) with a value that is not a finite number (NaN or infinite) not read: {written}",
+    )
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "[[nan, 100, 150, 150], [100, 100, 200, 200]]",  # the JSON list form
+        "lesion: [nan, 100, 150, 150]\nedema: [100, 100, 200, 200]",  # labelled lines
+        "The lesion is at [nan, 100, 150, 150] and [100, 100, 200, 200].",  # prose
+    ],
+)
+def test_a_dropped_non_finite_box_is_noted_and_counted_in_every_form(answer: str) -> None:
+    parsed = parse_localization(answer, image_size=SIZE, convention="protocol")
+    assert parsed.status == "ok" and parsed.boxes == GOOD  # the read is the finite box alone
+    assert parsed.n_degenerate_dropped == 1
+    assert parsed.notes == (
+        "1 of 2 boxes dropped (not scored): 1 with a value that is not a finite number",
+    )
+
+
+def test_reads_do_not_move_with_the_note() -> None:
+    """The finite box of an answer is read exactly as the same answer without the NaN box."""
+    with_nan = parse_localization(
+        "lesion: [nan, 1, 2, 3]\nedema: [100, 100, 200, 200]", image_size=SIZE
+    )
+    without = parse_localization("edema: [100, 100, 200, 200]", image_size=SIZE)
+    assert with_nan.boxes == without.boxes == GOOD
+    assert with_nan.labels == without.labels == ["edema"]
+    assert (with_nan.status, with_nan.convention) == (without.status, without.convention)
+
+
+def test_a_non_finite_box_is_noted_where_no_box_is_read() -> None:
+    no_target = parse_localization("No target. [nan, nan, nan, nan]", image_size=SIZE)
+    assert no_target.status == "no_target" and no_target.boxes == []
+    assert no_target.notes == (
+        "1 box(es) with a value that is not a finite number (NaN or infinite) not read: "
+        "[nan, nan, nan, nan]",
+    )
+    # An order left open: nothing is read, and the NaN box would be dropped under any order.
+    open_order = parse_localization("[[nan, 100, 150, 150], [100, 100, 200, 200]]", image_size=SIZE)
+    assert open_order.status == "ambiguous_convention" and open_order.boxes == []
+    assert open_order.notes == (
+        "1 box(es) with a value that is not a finite number (NaN or infinite) not read: "
+        "[nan, 100, 150, 150]",
+    )
+
+
+@pytest.mark.parametrize(
+    "answer", ["an infinite (in, nan, 1, 2) region", "information [1, 2] nan", "No box here."]
+)
+def test_words_that_are_no_box_are_not_taken_for_one(answer: str) -> None:
+    parsed = parse_localization(answer, image_size=SIZE, convention="protocol")
+    assert parsed.status == "unparseable" and parsed.notes == ()
+    assert parsed.error == "no box and no 'no target' statement found"
+
+
+def test_the_box_warnings_counts_add_up_to_the_answers_scored() -> None:
+    # 132 answers: 131 with boxes (all in the top-left corner), 1 whose only box was NaN.
+    coverage = {
+        "answered": 132,
+        "parse_status": {"ok": 131, "invalid_boxes": 1},
+        "boxes_confined": "corner",
+        "answers_with_boxes": 131,
+        "confined_answers": 131,
+        "confined_reach": [0.15, 0.15],
+        "confined_reach_pixels": [72.0, 72.0],
+        "confined_reread": 131,
+        "spread_with": {},
+    }
+    line = boxes_confined_line("localization", coverage, {"box_convention": "protocol"})
+    assert line is not None
+    assert "131 of the 131 answers with boxes" in line
+    assert "the other 1 of the 132 answers has no box read (invalid_boxes 1)" in line
+    # Several statuses, most first; nothing to add when every answer holds boxes.
+    assert answers_without_boxes_phrase(
+        {"answered": 10, "parse_status": {"ok": 6, "no_target": 1, "unparseable": 3}}, 6
+    ) == ("; the other 4 of the 10 answers have no box read (unparseable 3, no_target 1)")
+    assert answers_without_boxes_phrase({"answered": 6, "parse_status": {"ok": 6}}, 6) == ""
