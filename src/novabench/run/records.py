@@ -316,3 +316,20 @@ _ANSWERS_BY_FIELD: dict[str, Callable[[PredictionSet], list[Any]]] = {
     "caption": PredictionSet.captions,
     "diagnoses": PredictionSet.diagnoses,
 }
+
+
+def _too_long(answer: Any) -> bool:
+    """Whether a parsed caption or diagnosis list is beyond ``registry.MAX_CAPTION_CHARS``."""
+    if isinstance(answer, str):
+        return len(answer) > registry.MAX_CAPTION_CHARS
+    if isinstance(answer, list) and answer and isinstance(answer[0], str):
+        return sum(map(len, answer)) > registry.MAX_CAPTION_CHARS
+    return False
+
+
+# A parser's answer as a predictions record holds it, per answer field.
+_PARSED_VALUE: dict[str, Callable[[Any], Any]] = {
+    "boxes": lambda boxes: [[float(v) for v in box] for box in boxes or []],
+    "caption": lambda caption: caption or "",
+    "diagnoses": lambda diagnoses: [str(d) for d in diagnoses or []],
+}
