@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from novabench.errors import NovaInputError
@@ -20,6 +21,7 @@ from novabench.report.leaderboard.comparable import (
     _same_evaluations,
     _same_headlines,
     _same_predictions,
+    _same_release,
     _same_release_sizes,
     _same_scoring_rules,
 )
@@ -30,17 +32,7 @@ from novabench.report.leaderboard.coverage import (
     _task_coverage,
 )
 from novabench.report.leaderboard.ranking import (
-    _DIFFERENT_ITEMS,
-    _NOT_COMPARABLE,
-    _ONE_MODEL,
-    _READINGS_DIFFER,
-    _different_items,
-    _method,
-    _not_ranked,
-    _readings_held,
-    _readings_reason,
-    _same,
-    _separable,
+    _rank_tasks,
 )
 from novabench.report.leaderboard.recomputed import (
     UNVERIFIED_MARK,
@@ -52,7 +44,6 @@ from novabench.report.leaderboard.recomputed import (
 )
 from novabench.report.leaderboard.settings import (
     _HUMAN_TASKS,
-    RANK_METRICS,
     _bootstrap_note,
     _setting_differences,
 )
@@ -130,37 +121,128 @@ def build_leaderboard(
     if not reports or len(reports) != len(paths):
         raise NovaInputError("give at least one report, each with its path", field="reports")
     names = [str(path) for path in paths] if shown is None else [str(name) for name in shown]
-    for report, name in zip(reports, names):
-        _check_values(report, name)
-    _same_evaluations(reports, names)
     originals = reports
-    # A hash cannot tell a folder's "parent/name" from a Hub id: the reports that hold the
-    # folder's key say it, so an older report of that folder joins their column.
-    folders = bertscore_folder_models(reports)
-    # Old reports put other readings under the paper's keys (METEOR, top1...): today's keys.
-    reports = [
-        with_current_keys(report, source=name, bertscore_folders=folders)
-        for report, name in zip(reports, names)
-    ]
-    _same_headlines(reports, names)
-    readings_of_one_run = _same_predictions(reports, names)
-    builds_line = _same_scoring_rules(reports, names)
-    fingerprints = [(report.get("data") or {}).get("fingerprint") for report in reports]
-    if len(set(fingerprints)) > 1:
-        listing = ", ".join(f"{path} ({fp})" for path, fp in zip(paths, fingerprints))
-        raise NovaInputError(
-            f"the reports score different releases and cannot share a leaderboard: {listing}",
-            field="data.fingerprint",
-        )
-    _same_release_sizes(reports, names)
+    compared = _comparable_reports(reports, paths, names)
+    reports = compared.reports
     tables: list[dict[str, Any] | None] = [
         read_item_tables(report, path) if report.get("items") else None
         for report, path in zip(reports, paths)
     ]
-    # Per report and task, the tables' column of the ranking metric: checked to be the
-    # reading the report states, giving the value it states.
     # Only per-item tables are checked (re-scored) under this novabench's rules.
     revision_line = _other_revision_line(reports) if any(tables) else ""
+    table_readings, taken_as_stated = _checked_tables(
+        reports, originals, tables, names, compared.folders
+    )
+    models = [
+        _model_row(report, name, table, stated)
+        for report, name, table, stated in zip(reports, names, tables, taken_as_stated)
+    ]
+    board_level = _board_level(models)
+    notes: list[str] = []
+    differences = _setting_differences(reports, names)
+    ranking = _rank_tasks(
+        models,
+        tables,
+        table_readings,
+        names,
+        differences,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+    )
+    notes += [difference["sentence"] for difference in differences]
+    human_rows, human_from = _human_rows(reports, tables, names)
+    bootstrap_note = _bootstrap_note(reports, names)
+    if bootstrap_note:
+        notes.append(bootstrap_note)
+    from novabench._version import toolkit_record
+
+    return {
+        "toolkit": toolkit_record(),
+        "release": compared.release,
+        # Read before any number: scores of the synthetic sample (one release, so all or
+        # none), and proxies (top1-lexicon...) that are not the paper's keys.
+        "warnings": _board_warnings(
+            compared,
+            originals,
+            names,
+            tables,
+            models,
+            taken_as_stated,
+            revision_line,
+        ),
+        "models": models,
+        "ranking": ranking,
+        "human_reference": human_rows,
+        # The report whose human reference the raters' rows show (its CI level is theirs).
+        "human_reference_from": human_from,
+        # The level most reports' CIs were drawn at: the tables' header says it, a cell of
+        # another level says its own.
+        "ci_level": board_level,
+        "bootstrap": {
+            "n_resamples": n_resamples,
+            "confidence": confidence,
+            "seed": seed,
+            "unit": "case",
+        },
+        "setting_differences": differences,
+        "notes": notes,
+    }
+
+
+@dataclass(frozen=True)
+class _Compared:
+    """Reports found fit to share one board (:func:`_comparable_reports`)."""
+
+    #: The reports read with today's keys (:func:`novabench.report.render.with_current_keys`).
+    reports: list[dict[str, Any]]
+    #: BERTScore folder models the reports name (:func:`bertscore_folder_models`).
+    folders: Any
+    #: Warnings on one run's predictions scored under two readings.
+    readings_of_one_run: list[str]
+    #: The warning on reports of several builds of one scoring revision ("" if none).
+    builds_line: str
+    #: The release fingerprint every report states.
+    release: Any
+
+
+def _comparable_reports(
+    reports: Sequence[Mapping[str, Any]],
+    paths: Sequence[str | os.PathLike[str]],
+    names: Sequence[str],
+) -> _Compared:
+    """Refuse reports that cannot share a board (each check in comparable.py and values.py);
+    the rest read with today's keys, and what the warnings need of the checks."""
+    for report, name in zip(reports, names):
+        _check_values(report, name)
+    _same_evaluations(reports, names)
+    # A hash cannot tell a folder's "parent/name" from a Hub id: the reports that hold the
+    # folder's key say it, so an older report of that folder joins their column.
+    folders = bertscore_folder_models(reports)
+    # Old reports put other readings under the paper's keys (METEOR, top1...): today's keys.
+    current = [
+        with_current_keys(report, source=name, bertscore_folders=folders)
+        for report, name in zip(reports, names)
+    ]
+    _same_headlines(current, names)
+    readings_of_one_run = _same_predictions(current, names)
+    builds_line = _same_scoring_rules(current, names)
+    release = _same_release(current, paths)
+    _same_release_sizes(current, names)
+    return _Compared(current, folders, readings_of_one_run, builds_line, release)
+
+
+def _checked_tables(
+    reports: Sequence[Mapping[str, Any]],
+    originals: Sequence[Mapping[str, Any]],
+    tables: Sequence[dict[str, Any] | None],
+    names: Sequence[str],
+    folders: Any,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Per report, the tables' column of each task's ranking metric and the keys taken as
+    stated (both empty for a report without tables), every value its tables give checked."""
+    # Per report and task, the tables' column of the ranking metric: checked to be the
+    # reading the report states, giving the value it states.
     table_readings: list[dict[str, Any]] = []
     taken_as_stated: list[dict[str, Any]] = []
     for report, original, table, name in zip(reports, originals, tables, names):
@@ -180,146 +262,72 @@ def build_leaderboard(
             )
         except NovaInputError as error:  # checked under this novabench's rules
             raise _refusal_under_other_rules(error, original) from None
-    models = []
-    for report, name, table, stated in zip(reports, names, tables, taken_as_stated):
-        entry: dict[str, Any] = {
-            "model": model_name(report),
-            "path": name,
-            # The report's own bootstrap: its CIs' level and resamples (None: not recorded).
-            "ci_level": _ci_setting(report, "confidence"),
-            "ci_resamples": _ci_setting(report, "n_resamples"),
-            "data": "synthetic sample" if synthetic_data_line(report) else "",
-            # an interrupted or running run: its manifest statuses, for the CSV's rows
-            "run": _run_cell(report),
-            "tasks": {},
-        }
-        for task in TASK_ORDER:
-            task_report = (report.get("tasks") or {}).get(task)
-            if task_report is None:
-                continue
-            metrics = task_report.get("metrics", {})
-            coverage = _task_coverage(report, task, table)
-            # The keys whose value and CI were taken as stated (marked †): every key of a
-            # report without tables, else those its tables cannot recompute.
-            as_stated = [
-                key
-                for key in headline_keys(task, metrics)
-                if key in metrics and (table is None or key in stated.get(task, []))
-            ]
-            entry["tasks"][task] = {
-                "metrics": {
-                    k: metrics.get(k) for k in headline_keys(task, metrics) if k in metrics
-                },
-                "ci": {
-                    k: v
-                    for k, v in (task_report.get("confidence_intervals") or {}).items()
-                    if k in headline_keys(task, metrics)
-                },
-                "rank": None,
-                "taken_as_stated": as_stated,
-                # Every value and CI checked against per-item tables.
-                "verified": not as_stated,
-                "coverage": _coverage_cell(coverage),
-                # Why the model is shown but not ranked (None: ranked as usual).
-                "unranked": _answered_nothing(coverage),
-            }
-        models.append(entry)
-    board_level = _board_level(models)
-    ranking: dict[str, Any] = {}
-    notes: list[str] = []
-    differences = _setting_differences(reports, names)
+    return table_readings, taken_as_stated
+
+
+def _model_row(
+    report: Mapping[str, Any],
+    name: str,
+    table: Mapping[str, Any] | None,
+    stated: Mapping[str, Any],
+) -> dict[str, Any]:
+    """One model's row of the board: its report's bootstrap, run and, per task, headline
+    values and CIs, coverage and the keys taken as stated (unranked yet)."""
+    entry: dict[str, Any] = {
+        "model": model_name(report),
+        "path": name,
+        # The report's own bootstrap: its CIs' level and resamples (None: not recorded).
+        "ci_level": _ci_setting(report, "confidence"),
+        "ci_resamples": _ci_setting(report, "n_resamples"),
+        "data": "synthetic sample" if synthetic_data_line(report) else "",
+        # an interrupted or running run: its manifest statuses, for the CSV's rows
+        "run": _run_cell(report),
+        "tasks": {},
+    }
     for task in TASK_ORDER:
-        readings = _readings_held(models, task)
-        if len(readings) > 1:
-            # Two quantities under two keys: each value stays under its own, none is ranked.
-            ranking[task] = _not_ranked(
-                None, _READINGS_DIFFER, _readings_reason(task, readings), readings
-            )
+        task_report = (report.get("tasks") or {}).get(task)
+        if task_report is None:
             continue
-        metric = next(iter(readings), RANK_METRICS[task])
-        unranked = [
-            d["setting"] for d in differences if d["task"] == task and metric in d["metrics"]
+        metrics = task_report.get("metrics", {})
+        coverage = _task_coverage(report, task, table)
+        # The keys whose value and CI were taken as stated (marked †): every key of a
+        # report without tables, else those its tables cannot recompute.
+        as_stated = [
+            key
+            for key in headline_keys(task, metrics)
+            if key in metrics and (table is None or key in stated.get(task, []))
         ]
-        scored = [
-            index
-            for index, model in enumerate(models)
-            if _number(model["tasks"].get(task, {}).get("metrics", {}).get(metric)) is not None
-            # A model that answered nothing scores as no prediction: no rank to share.
-            and not model["tasks"][task].get("unranked")
-        ]
-        if not scored:
-            continue
-        if len(scored) == 1:
-            # One model has nothing to be ranked against: no rank, no tie statement.
-            ranking[task] = _not_ranked(metric, _ONE_MODEL, _ONE_MODEL, readings)
-            continue
-        if unranked:
-            # Values scored with different settings: ordering them would mislead.
-            method = f"{_NOT_COMPARABLE} ({', '.join(unranked)} differs between the reports)"
-            reason = (
-                f"the reports scored its ranking metric {metric} with a different "
-                f"{' and '.join(unranked)}"
-            )
-            ranking[task] = _not_ranked(metric, method, reason, readings)
-            continue
-        scored.sort(key=lambda index: -float(models[index]["tasks"][task]["metrics"][metric]))
-        with_items = all(task in table_readings[index] for index in scored)
-        apart = (
-            _different_items(task, [(tables[i] or {}, table_readings[i][task]) for i in scored])
-            if with_items
-            else None
-        )
-        if apart is not None:
-            # Means over different items (two --answered-only runs): no one quantity.
-            first, second = (names[scored[position]] for position in apart)
-            reason = (
-                f"{first} and {second} scored different {task} items (their per-item tables "
-                "differ, e.g. --answered-only runs that answered different items): their "
-                f"{metric} values are means over different items"
-            )
-            ranking[task] = _not_ranked(metric, _DIFFERENT_ITEMS, reason, readings)
-            continue
-        neighbours = []
-        rank = 1
-        for position, index in enumerate(scored):
-            if position:
-                previous = scored[position - 1]
-                tie = False
-                if with_items:
-                    test = _separable(
-                        task,
-                        (tables[previous] or {}, table_readings[previous][task]),
-                        (tables[index] or {}, table_readings[index][task]),
-                        n_resamples=n_resamples,
-                        confidence=confidence,
-                        seed=seed,
-                    )
-                    tie = not test["separable"]
-                    neighbours.append(
-                        {
-                            "a": models[previous]["model"],
-                            "b": models[index]["model"],
-                            # The model names may repeat: the reports as the board names them.
-                            "a_report": models[previous]["path"],
-                            "b_report": models[index]["path"],
-                            **test,
-                        }
-                    )
-                else:
-                    tie = _same(models[previous], models[index], task, metric)
-                rank = rank if tie else position + 1
-            models[index]["tasks"][task]["rank"] = rank
-        ranking[task] = {
-            "metric": metric,
-            "ranked": True,
-            "reason": None,
-            "readings": readings,
-            "method": _method(len(scored), with_items, n_resamples, confidence, seed),
-            "neighbours": neighbours,
+        entry["tasks"][task] = {
+            "metrics": {k: metrics.get(k) for k in headline_keys(task, metrics) if k in metrics},
+            "ci": {
+                k: v
+                for k, v in (task_report.get("confidence_intervals") or {}).items()
+                if k in headline_keys(task, metrics)
+            },
+            "rank": None,
+            "taken_as_stated": as_stated,
+            # Every value and CI checked against per-item tables.
+            "verified": not as_stated,
+            "coverage": _coverage_cell(coverage),
+            # Why the model is shown but not ranked (None: ranked as usual).
+            "unranked": _answered_nothing(coverage),
         }
+    return entry
+
+
+def _board_warnings(
+    compared: _Compared,
+    originals: Sequence[Mapping[str, Any]],
+    names: Sequence[str],
+    tables: Sequence[dict[str, Any] | None],
+    models: Sequence[Mapping[str, Any]],
+    taken_as_stated: Sequence[Mapping[str, Any]],
+    revision_line: str,
+) -> list[str]:
+    """The lines a reader needs before any number, in the order every output says them."""
+    reports = compared.reports
     # Said once, by the warning below; each task's ranking method says what it does to ties.
     without_items = [name for table, name in zip(tables, names) if table is None]
-    notes += [difference["sentence"] for difference in differences]
     held = {
         task: {
             "metrics": {
@@ -330,71 +338,43 @@ def build_leaderboard(
         }
         for task in TASK_ORDER
     }
-    human_rows, human_from = _human_rows(reports, tables, names)
-    bootstrap_note = _bootstrap_note(reports, names)
-    if bootstrap_note:
-        notes.append(bootstrap_note)
-    from novabench._version import toolkit_record
-
-    return {
-        "toolkit": toolkit_record(),
-        "release": fingerprints[0],
-        # Read before any number: scores of the synthetic sample (one release, so all or
-        # none), and proxies (top1-lexicon...) that are not the paper's keys.
-        "warnings": [
-            *([builds_line] if builds_line else []),
-            *dict.fromkeys(line for line in map(synthetic_data_line, reports) if line),
-            *([revision_line] if revision_line else []),
-            # The METEOR fallback before the stand-ins, in the order nova evaluate says them.
-            *dict.fromkeys(line for line in map(meteor_fallback_line, reports) if line),
-            *stand_in_lines({"tasks": held}),
-            *(
-                line
-                for text in map(_coverage_warning, reports, names, tables)
-                for line in text.splitlines()
-            ),
-            *readings_of_one_run,
-            *(
-                line
-                for original, name in zip(originals, names)
-                for line in _renamed_key_lines(original, name, folders)
-            ),
-            *([_unverified_warning(without_items)] if without_items else []),
-            *(
-                _stated_keys_warning(name, task, keys)
-                for stated, name in zip(taken_as_stated, names)
-                for task, keys in stated.items()
-            ),
-            *(
-                f"warning: {model['path']}: {task} {entry['unranked']}"
-                for model in models
-                for task, entry in model["tasks"].items()
-                if entry.get("unranked")
-            ),
-            # ranked as they stood when scored: a running run's numbers were a snapshot
-            *(
-                f"warning: {name}: {line}"
-                for name, line in zip(names, map(unfinished_run_line, reports))
-                if line
-            ),
-        ],
-        "models": models,
-        "ranking": ranking,
-        "human_reference": human_rows,
-        # The report whose human reference the raters' rows show (its CI level is theirs).
-        "human_reference_from": human_from,
-        # The level most reports' CIs were drawn at: the tables' header says it, a cell of
-        # another level says its own.
-        "ci_level": board_level,
-        "bootstrap": {
-            "n_resamples": n_resamples,
-            "confidence": confidence,
-            "seed": seed,
-            "unit": "case",
-        },
-        "setting_differences": differences,
-        "notes": notes,
-    }
+    return [
+        *([compared.builds_line] if compared.builds_line else []),
+        *dict.fromkeys(line for line in map(synthetic_data_line, reports) if line),
+        *([revision_line] if revision_line else []),
+        # The METEOR fallback before the stand-ins, in the order nova evaluate says them.
+        *dict.fromkeys(line for line in map(meteor_fallback_line, reports) if line),
+        *stand_in_lines({"tasks": held}),
+        *(
+            line
+            for text in map(_coverage_warning, reports, names, tables)
+            for line in text.splitlines()
+        ),
+        *compared.readings_of_one_run,
+        *(
+            line
+            for original, name in zip(originals, names)
+            for line in _renamed_key_lines(original, name, compared.folders)
+        ),
+        *([_unverified_warning(without_items)] if without_items else []),
+        *(
+            _stated_keys_warning(name, task, keys)
+            for stated, name in zip(taken_as_stated, names)
+            for task, keys in stated.items()
+        ),
+        *(
+            f"warning: {model['path']}: {task} {entry['unranked']}"
+            for model in models
+            for task, entry in model["tasks"].items()
+            if entry.get("unranked")
+        ),
+        # ranked as they stood when scored: a running run's numbers were a snapshot
+        *(
+            f"warning: {name}: {line}"
+            for name, line in zip(names, map(unfinished_run_line, reports))
+            if line
+        ),
+    ]
 
 
 def _ci_setting(report: Mapping[str, Any], setting: str) -> Any:

@@ -4,12 +4,14 @@ Not one evaluation twice (same run id or pinned tables, or the same headlines:
 :func:`_same_evaluations`, :func:`_same_headlines`), nor one run's predictions scored twice
 alike (:func:`_same_predictions`); one scoring revision, from a toolkit record novabench can
 have written (:func:`_same_scoring_rules`, :func:`_other_revision_line`); one release and
-its sizes (:func:`_same_release_sizes`). Each refusal is one line naming the reports.
+its sizes (:func:`_same_release`, :func:`_same_release_sizes`). Each refusal is one line
+naming the reports.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -381,3 +383,17 @@ def _same_release_sizes(reports: Sequence[Mapping[str, Any]], names: Sequence[st
         f"{listing}; one of them was edited or scored another release",
         field="data.n_images",
     )
+
+
+def _same_release(
+    reports: Sequence[Mapping[str, Any]], paths: Sequence[str | os.PathLike[str]]
+) -> Any:
+    """Refuse reports that score different releases; the release fingerprint they share."""
+    fingerprints = [(report.get("data") or {}).get("fingerprint") for report in reports]
+    if len(set(fingerprints)) > 1:
+        listing = ", ".join(f"{path} ({fp})" for path, fp in zip(paths, fingerprints))
+        raise NovaInputError(
+            f"the reports score different releases and cannot share a leaderboard: {listing}",
+            field="data.fingerprint",
+        )
+    return fingerprints[0]

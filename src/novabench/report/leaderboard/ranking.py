@@ -18,6 +18,7 @@ from novabench.errors import NovaInputError
 from novabench.report.leaderboard.recomputed import _item_values, _ItemRatios
 from novabench.report.leaderboard.settings import RANK_METRICS
 from novabench.report.leaderboard.values import _number
+from novabench.report.render import TASK_ORDER
 from novabench.tasks import behaviour
 
 
@@ -153,3 +154,156 @@ def _method(n_models: int, with_items: bool, n_resamples: int, confidence: float
 
 def _same(a: Mapping[str, Any], b: Mapping[str, Any], task: str, metric: str) -> bool:
     return bool(a["tasks"][task]["metrics"][metric] == b["tasks"][task]["metrics"][metric])
+
+
+def _rank_tasks(
+    models: Sequence[dict[str, Any]],
+    tables: Sequence[Mapping[str, Any] | None],
+    table_readings: Sequence[Mapping[str, Any]],
+    names: Sequence[str],
+    differences: Sequence[Mapping[str, Any]],
+    *,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> dict[str, Any]:
+    """Each task's ranking entry (a task no model scored has none); the models' ranks are
+    set in their rows."""
+    ranking: dict[str, Any] = {}
+    for task in TASK_ORDER:
+        entry = _rank_task(
+            task,
+            models,
+            tables,
+            table_readings,
+            names,
+            differences,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
+        )
+        if entry is not None:
+            ranking[task] = entry
+    return ranking
+
+
+def _rank_task(
+    task: str,
+    models: Sequence[dict[str, Any]],
+    tables: Sequence[Mapping[str, Any] | None],
+    table_readings: Sequence[Mapping[str, Any]],
+    names: Sequence[str],
+    differences: Sequence[Mapping[str, Any]],
+    *,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> dict[str, Any] | None:
+    """One task's ranking entry, or why it is not ranked (None when no model scored it)."""
+    readings = _readings_held(models, task)
+    if len(readings) > 1:
+        # Two quantities under two keys: each value stays under its own, none is ranked.
+        return _not_ranked(None, _READINGS_DIFFER, _readings_reason(task, readings), readings)
+    metric = next(iter(readings), RANK_METRICS[task])
+    unranked = [d["setting"] for d in differences if d["task"] == task and metric in d["metrics"]]
+    scored = [
+        index
+        for index, model in enumerate(models)
+        if _number(model["tasks"].get(task, {}).get("metrics", {}).get(metric)) is not None
+        # A model that answered nothing scores as no prediction: no rank to share.
+        and not model["tasks"][task].get("unranked")
+    ]
+    if not scored:
+        return None
+    if len(scored) == 1:
+        # One model has nothing to be ranked against: no rank, no tie statement.
+        return _not_ranked(metric, _ONE_MODEL, _ONE_MODEL, readings)
+    if unranked:
+        # Values scored with different settings: ordering them would mislead.
+        method = f"{_NOT_COMPARABLE} ({', '.join(unranked)} differs between the reports)"
+        reason = (
+            f"the reports scored its ranking metric {metric} with a different "
+            f"{' and '.join(unranked)}"
+        )
+        return _not_ranked(metric, method, reason, readings)
+    scored.sort(key=lambda index: -float(models[index]["tasks"][task]["metrics"][metric]))
+    with_items = all(task in table_readings[index] for index in scored)
+    sides = (
+        [(tables[index] or {}, table_readings[index][task]) for index in scored]
+        if with_items
+        else None
+    )
+    apart = _different_items(task, sides) if sides is not None else None
+    if apart is not None:
+        # Means over different items (two --answered-only runs): no one quantity.
+        first, second = (names[scored[position]] for position in apart)
+        reason = (
+            f"{first} and {second} scored different {task} items (their per-item tables "
+            "differ, e.g. --answered-only runs that answered different items): their "
+            f"{metric} values are means over different items"
+        )
+        return _not_ranked(metric, _DIFFERENT_ITEMS, reason, readings)
+    neighbours = _ranks_with_ties(
+        task,
+        metric,
+        [models[index] for index in scored],
+        sides,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+    )
+    return {
+        "metric": metric,
+        "ranked": True,
+        "reason": None,
+        "readings": readings,
+        "method": _method(len(scored), with_items, n_resamples, confidence, seed),
+        "neighbours": neighbours,
+    }
+
+
+def _ranks_with_ties(
+    task: str,
+    metric: str,
+    ordered: Sequence[dict[str, Any]],
+    sides: Sequence[tuple[Mapping[str, Any], str]] | None,
+    *,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> list[dict[str, Any]]:
+    """Set the task's rank in each row of ``ordered`` (best value first): a neighbour that
+    the paired bootstrap of their per-item tables (``sides``, in the same order) cannot
+    separate, or without tables one of the same value, shares the rank above it. Returns
+    the neighbours' tests (none without tables)."""
+    neighbours = []
+    rank = 1
+    for position, model in enumerate(ordered):
+        if position:
+            previous = ordered[position - 1]
+            tie = False
+            if sides is not None:
+                test = _separable(
+                    task,
+                    sides[position - 1],
+                    sides[position],
+                    n_resamples=n_resamples,
+                    confidence=confidence,
+                    seed=seed,
+                )
+                tie = not test["separable"]
+                neighbours.append(
+                    {
+                        "a": previous["model"],
+                        "b": model["model"],
+                        # The model names may repeat: the reports as the board names them.
+                        "a_report": previous["path"],
+                        "b_report": model["path"],
+                        **test,
+                    }
+                )
+            else:
+                tie = _same(previous, model, task, metric)
+            rank = rank if tie else position + 1
+        model["tasks"][task]["rank"] = rank
+    return neighbours
