@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -38,6 +38,30 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
 )
+
+# Modules split out of one file, one job each (issue 21), bottom to top: each may import
+# those before it, never one after it, so no circle can form among them. The package's or
+# file's old path imports every one of them back (its ``__init__``, ``predictions.py``).
+SPLIT_ORDERS: dict[str, tuple[str, ...]] = {
+    "novabench.report.leaderboard": (
+        "settings",  # the rank metric and scoring settings tasks declare; where reports differ
+        "values",  # a report's headline values and CIs, refused where the board cannot show them
+        "recomputed",  # stated values and CIs checked against the report's per-item tables
+        "comparable",  # whether reports may share a board: the refusals across reports
+        "ranking",  # ranks with ties, and why a task is left unranked
+        "coverage",  # how much of each task a report answered
+        "build",  # build_leaderboard, in named steps
+        "cells",  # one cell or title of a table
+        "tables",  # the overview, each task's table, the CSV's wide table
+        "formats",  # Markdown, terminal text, HTML, CSV
+    ),
+    "novabench.run": (
+        "records",  # PredictionRecord, PredictionSet
+        "box_answers",  # what a report says about box answers beyond their statuses
+        "raw_answers",  # parse_raw and its stored-vs-fresh agreement checks
+        "predictions",  # predictions JSONL read, validated, written
+    ),
+}
 
 
 def module_name(path: Path, root: Path = PACKAGE) -> str:
@@ -153,3 +177,41 @@ def test_no_module_imports_from_a_higher_layer() -> None:
         if layer_of(target) > layer_of(module)
     ]
     assert upward == []
+
+
+def imports_upward(graph: dict[str, set[str]], package: str, names: Sequence[str]) -> list[str]:
+    """Each import of a module of ``names`` (bottom to top) from one above it, or from the
+    package that imports them all back."""
+    order = [f"{package}.{name}" for name in names]
+    return [
+        f"{module} imports {target}"
+        for position, module in enumerate(order)
+        for target in sorted(graph[module])
+        if target in order[position + 1 :] or target == package
+    ]
+
+
+@pytest.mark.parametrize("package", sorted(SPLIT_ORDERS))
+def test_split_modules_import_only_those_below_them(package: str) -> None:
+    graph = import_graph()
+    missing = [n for n in SPLIT_ORDERS[package] if f"{package}.{n}" not in graph]
+    assert missing == []
+    assert imports_upward(graph, package, SPLIT_ORDERS[package]) == []
+
+
+def test_the_order_check_sees_an_import_upward(tmp_path: Path) -> None:
+    package = tmp_path / "novabench"
+    (package / "run").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "run" / "__init__.py").write_text("")
+    (package / "run" / "records.py").write_text(
+        "def f():\n    from novabench.run import predictions\n"
+    )
+    (package / "run" / "predictions.py").write_text("from novabench.run.records import f\n")
+    graph = import_graph(package)
+    assert imports_upward(graph, "novabench.run", ("records", "predictions")) == [
+        "novabench.run.records imports novabench.run.predictions"
+    ]
+    assert imports_upward(graph, "novabench.run", ("predictions", "records")) == [
+        "novabench.run.predictions imports novabench.run.records"
+    ]

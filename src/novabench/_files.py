@@ -979,7 +979,7 @@ def _same_file(first: Any, second: Any) -> bool:
         return False
 
 
-# How novabench's own Markdown and HTML reports begin (render.py, html.py, leaderboard.py).
+# How novabench's own Markdown and HTML reports begin (render.py, html.py, leaderboard/formats.py).
 _MARKDOWN_REPORT_TITLES = ("# NOVA evaluation report", "# NOVA comparison", "# NOVA leaderboard")
 _HTML_GENERATOR = '<meta name="generator" content="novabench">'
 _REPORT_HEAD_CHARS = 256
@@ -1017,7 +1017,7 @@ def is_novabench_report(path: str | os.PathLike[str]) -> bool:
     )
 
 
-# The title each command's HTML page starts with (html.py, leaderboard.py).
+# The title each command's HTML page starts with (html.py, leaderboard/formats.py).
 _HTML_TITLES = {
     "<title>NOVA report:": "evaluate",
     "<title>NOVA comparison": "compare",

@@ -2,7 +2,7 @@
 
 Its metric (``metrics/localization.py``) takes no option from the scoring options and has
 no judge; its answers get a note when boxes run past their image and the box-answer counts
-of :func:`novabench.run.predictions.box_answer_summary`; its prompt fixes the box order;
+of :func:`novabench.run.box_answers.box_answer_summary`; its prompt fixes the box order;
 its breakdowns add the gold boxes' number and size; the raters are its human reference;
 the leaderboard ranks it on ``mAP@30``, the protocol's image hit rate at IoU 0.30.
 
@@ -753,7 +753,7 @@ BEHAVIOUR = TaskBehaviour(
     reference=lambda image: {"boxes": image.boxes},
     answer_notes=box_overrun_notes,
     answer_counts=many_box_counts,
-    answer_summary="novabench.run.predictions:box_answer_summary",
+    answer_summary="novabench.run.box_answers:box_answer_summary",
     revise_answer_notes=overrun_advice_from_rereading,
     prompt_sets_box_order=True,
     baseline_answer="novabench.run.baselines:answer_localization",

@@ -1,0 +1,310 @@
+"""Raw answers read into parsed ones (:func:`parse_raw`, what ``nova parse`` and scoring run),
+and a parsed line checked against its raw answer: stored and fresh readings must agree
+(numbers up to a JSON writer's round-off), or the line is refused, naming the field and the
+box conventions that would read it as stored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from novabench import registry
+from novabench.errors import NovaInputError
+from novabench.progress import progress_bar
+from novabench.run.defaults import CONVENTIONS
+from novabench.run.records import (
+    _BOX_REPAIR_FIELDS,
+    _PARSED_VALUE,
+    CASE_TASKS,
+    TASKS,
+    PredictionRecord,
+    PredictionSet,
+    _key_field,
+    _release_keys,
+    _too_long,
+)
+
+__all__ = ["parse_raw"]
+
+
+def parse_raw(
+    predictions: PredictionSet,
+    release: Any,
+    *,
+    box_convention: str = "auto",
+    prompt_convention: str | None = None,
+    parsed_with: Mapping[str, tuple[str, str | None]] | None = None,
+) -> PredictionSet:
+    """Parse every raw answer into boxes, captions and diagnoses; counts land in ``parse_status``.
+
+    Records that already hold a parsed answer are kept as they are; when they hold their
+    raw answer too (as ``nova parse`` writes them), it is read again and must give the same
+    parsed answer, status and box repairs. Localisation answers are
+    rescaled to pixels of the original image, using the size of the image the model saw
+    (``input_size``) when the answer is in absolute pixels of that input.
+
+    Args:
+        predictions: a set read with :func:`read_predictions`.
+        release: the release the predictions answer (image sizes come from it).
+        box_convention: passed to ``parse_localization(convention=...)``.
+        prompt_convention: under ``box_convention="auto"``, the convention the run's prompt
+            asked for (``novabench.run.prompts.prompt_box_convention`` of its manifest);
+            None when no prompt on record fixes one: bare box lists are then
+            ``ambiguous_convention``.
+        parsed_with: per predictions file (a record's ``source``), the box convention and
+            prompt order its ``nova parse`` recorded (its manifest's ``parsed``), under which
+            its parsed answers are read again; a file not named is read again with
+            ``box_convention`` and ``prompt_convention``.
+
+    Returns:
+        A new :class:`PredictionSet` aligned to the release; ``parse_counts(task)`` gives the
+        parse statistics. A localisation answer with a box reaching past the image (kept as
+        given) gets the status ``ok_out_of_image`` (a frequent sign of a wrong
+        ``box_convention``); an ``ok_order_from_keys`` answer keeps its status (its boxes
+        past the image are counted by :func:`box_answer_summary` all the same).
+
+    Raises:
+        NovaInputError: ``box_convention`` is not one of ``CONVENTIONS``, or a line's parsed
+            answer, ``parse_status`` or box repairs are not what its raw answer reads as
+            (the message names the line, the item, the task and the field).
+
+    Example:
+        >>> import json, tempfile, pathlib, types
+        >>> from novabench.run.predictions import read_predictions
+        >>> image = types.SimpleNamespace(filename="case0001_001.png", case_id="case0001", width=480, height=480)
+        >>> release = types.SimpleNamespace(images=[image], cases=lambda: [])
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "raw.jsonl"
+        >>> _ = path.write_text(json.dumps({"filename": "case0001_001.png", "raw_caption": "Axial T2."}) + "\\n")
+        >>> parsed = parse_raw(read_predictions(path, release), release)
+        >>> parsed.captions(), parsed.parse_counts("captioning")
+        (['Axial T2.'], {'ok': 1})
+    """
+    if box_convention not in CONVENTIONS:  # refused up front, even when no answer is raw
+        raise NovaInputError(
+            f"box_convention={box_convention!r}: unknown box convention; choose one of "
+            f"{', '.join(CONVENTIONS)}",
+            field="box_convention",
+        )
+    sizes = {image.filename: (int(image.width), int(image.height)) for image in release.images}
+    aligned = predictions if predictions.aligned else _realign(predictions, release)
+    records: dict[str, dict[str, PredictionRecord]] = {task: {} for task in TASKS}
+    for task in TASKS:
+        spec = registry.TASKS[task]
+        parser: list[Any] = []  # loaded at the first raw answer: parsed predictions never import it
+        answers = aligned.records[task].items()
+        for key, record in progress_bar(answers, desc=f"parsing {task}", unit="answer"):
+            if record.error is not None or record.raw is None:
+                records[task][key] = record
+                continue
+            if not parser:
+                parser.append(spec.load_parser())
+            if record.is_parsed:
+                # Written by nova parse beside its raw answer: the parsed fields must be what
+                # that answer reads as, under the convention that parse recorded.
+                recorded = (parsed_with or {}).get(str(record.source))
+                convention, order = recorded or (box_convention, prompt_convention)
+                fresh = _read_raw_answer(record, spec, parser[0], sizes, convention, order)
+                if not _parse_agrees(record, fresh):
+                    others = () if recorded else _conventions_reading_as_stored(record, sizes)
+                    _refuse_disagreement(record, fresh, convention, recorded is not None, others)
+                # Equal up to a JSON writer's round-off: the raw answer's own reading is
+                # scored, so how the file was written cannot move a score.
+                answer_field = spec.answer_field
+                records[task][key] = replace(record, **{answer_field: getattr(fresh, answer_field)})
+                continue
+            records[task][key] = _read_raw_answer(
+                record, spec, parser[0], sizes, box_convention, prompt_convention
+            )
+    return replace(aligned, records=records)
+
+
+def _read_raw_answer(
+    record: PredictionRecord,
+    spec: Any,
+    parser: Callable[..., Any],
+    sizes: Mapping[str, tuple[int, int]],
+    box_convention: str,
+    prompt_convention: str | None,
+) -> PredictionRecord:
+    """``record`` with its raw answer read: the parsed answer, its status and box repairs."""
+    raw = record.raw or ""  # called for records with a raw answer only
+    cut = record.raw_truncated_from is not None  # only a prefix was stored
+    if cut or len(raw) > registry.MAX_RAW_ANSWER_CHARS:  # marked, not parsed
+        empty = _PARSED_VALUE[spec.answer_field](None)
+        return replace(record, **{spec.answer_field: empty}, parse_status=registry.TOO_LONG)
+    options: dict[str, Any] = {}
+    if "input_size" in spec.extra_fields:  # answers in pixels of the image the model saw
+        options = {
+            "image_size": sizes[record.key],
+            "input_size": record.input_size,
+            "convention": box_convention,
+            "prompt_convention": prompt_convention if box_convention == "auto" else None,
+        }
+    parsed = parser(raw, **options)
+    status = _status_text(parsed.status)
+    if status == "ok" and "ok_out_of_image" in spec.parse_statuses and parsed.n_out_of_range:
+        status = "ok_out_of_image"  # often a wrong --box-convention: counted, not hidden
+    answer = _PARSED_VALUE[spec.answer_field](getattr(parsed, spec.answer_field))
+    if _too_long(answer):
+        answer, status = _PARSED_VALUE[spec.answer_field](None), registry.TOO_LONG
+    repairs = {}
+    if isinstance(getattr(parsed, "n_degenerate_dropped", None), int):  # a box answer
+        repairs = {
+            "boxes_dropped": parsed.n_degenerate_dropped,
+            "boxes_swapped": parsed.n_swapped,
+        }
+    return replace(record, **{spec.answer_field: answer}, parse_status=status, **repairs)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# A parsed file written again by another JSON writer keeps fewer digits: pandas' to_json
+# keeps 10 (an error up to 5e-10 of the value), others 10 decimals (5e-11 px). Values that
+# agree within 1e-9 of themselves or 1e-6 px are one reading: the raw answer's own is then
+# scored, so nothing let through here moves a score, and no edit that matters (a box moved
+# by a pixel, or by a thousandth of one) is that small.
+_ROUNDOFF_RELATIVE = 1e-9
+_ROUNDOFF_PIXELS = 1e-6
+
+
+def _agree(stored: Any, fresh: Any) -> bool:
+    """Whether a parsed value is what the raw answer reads as, numbers up to round-off.
+
+    Example:
+        >>> _agree([[196.8, 238.08, 23.04, 20.16]], [[196.8, 238.08, 23.039999999999992, 20.16]])
+        True
+        >>> _agree([[196.8, 238.08, 23.04, 20.16]], [[196.8, 238.08, 23.05, 20.16]])
+        False
+    """
+    numbers = (int, float)
+    if isinstance(stored, numbers) and isinstance(fresh, numbers):
+        if isinstance(stored, bool) or isinstance(fresh, bool):
+            return stored is fresh
+        return math.isclose(stored, fresh, rel_tol=_ROUNDOFF_RELATIVE, abs_tol=_ROUNDOFF_PIXELS)
+    if isinstance(stored, list) and isinstance(fresh, list):
+        return len(stored) == len(fresh) and all(map(_agree, stored, fresh))
+    return bool(stored == fresh)
+
+
+def _compared_fields(stored: PredictionRecord) -> list[str]:
+    """The fields of a parsed line its raw answer must give again."""
+    fields_to_compare = [registry.TASKS[stored.task].answer_field, "parse_status"]
+    return fields_to_compare + [  # counts an older nova parse did not write are not compared
+        name for name in _BOX_REPAIR_FIELDS if getattr(stored, name) is not None
+    ]
+
+
+def _parse_agrees(stored: PredictionRecord, fresh: PredictionRecord) -> bool:
+    """Whether a parsed line holds what its raw answer reads as (numbers up to round-off)."""
+    return all(
+        _agree(getattr(stored, name), getattr(fresh, name)) for name in _compared_fields(stored)
+    )
+
+
+def _conventions_reading_as_stored(
+    stored: PredictionRecord, sizes: Mapping[str, tuple[int, int]]
+) -> tuple[str, ...]:
+    """The explicit box conventions under which a line's raw answer reads as stored."""
+    spec = registry.TASKS[stored.task]
+    if "input_size" not in spec.extra_fields:  # not a box answer: no convention reads it
+        return ()
+    parser = spec.load_parser()
+    return tuple(
+        convention
+        for convention in CONVENTIONS
+        if convention != "auto"
+        and _parse_agrees(stored, _read_raw_answer(stored, spec, parser, sizes, convention, None))
+    )
+
+
+def _refuse_disagreement(
+    stored: PredictionRecord,
+    fresh: PredictionRecord,
+    convention: str,
+    recorded: bool,
+    reading_as_stored: Sequence[str] = (),
+) -> None:
+    """Refuse a line whose parsed fields or ``parse_status`` are not what its raw answer
+    reads as (hand-edited, or parsed by another parser): one of the two would be scored
+    unseen. Without a recorded parse, the raw answer was read with this evaluation's box
+    convention (the default unless chosen), which the message says, naming
+    ``--box-convention`` and the conventions that read it as stored.
+
+    Raises:
+        NovaInputError: naming the file, line and item, the task and the field.
+    """
+    from novabench.errors import BOX_CONVENTION
+
+    spec = registry.TASKS[stored.task]
+    answer_field = spec.answer_field
+    differing = next(
+        name
+        for name in _compared_fields(stored)
+        if not _agree(getattr(stored, name), getattr(fresh, name))
+    )
+    boxed = "input_size" in spec.extra_fields
+    under = f" under box convention {convention}" if boxed else ""
+    why: list[Any] = [" (edited, or parsed by another version)"]
+    if boxed and not recorded:
+        # No manifest says how nova parse read it: "another version" may only be another
+        # convention, which the user can name.
+        read_as_stored = (
+            f"; {' and '.join(reading_as_stored)} read{'s' if len(reading_as_stored) == 1 else ''}"
+            f" {spec.raw_field} as stored"
+            if reading_as_stored
+            else ""
+        )
+        why = [
+            f": no run manifest beside the file records the box convention nova parse read it "
+            f"with, so {spec.raw_field} was read again with {convention}; if it was parsed "
+            "with another, pass that one (",
+            BOX_CONVENTION,
+            f"){read_as_stored}",
+        ]
+    # What describes the raw answer goes with it (the reader refuses it alone).
+    with_raw = [spec.raw_field] + [
+        name
+        for name in ("input_size", "raw_truncated_from", *_BOX_REPAIR_FIELDS)
+        if getattr(stored, name, None) is not None
+    ]
+    raise NovaInputError(
+        (
+            f"{stored.task}: {differing} {_short(getattr(stored, differing))} is not what "
+            f"{spec.raw_field} reads as{under}: {_short(getattr(fresh, differing))}",
+            *why,
+            f"; drop {answer_field} and parse_status to have {spec.raw_field} read again, or "
+            f"drop {', '.join(with_raw)} to score {answer_field} as given",
+        ),
+        source=stored.source,
+        record=f"line {stored.line} ({stored.key})",
+        field=differing,
+    )
+
+
+def _status_text(status: Any) -> str:
+    """A parser status as plain text (enums contribute their value)."""
+    return str(getattr(status, "value", status))
+
+
+def _realign(predictions: PredictionSet, release: Any) -> PredictionSet:
+    """Align a set read without a release, checking every key belongs to it."""
+    filenames, case_ids = _release_keys(release)
+    known = {task: set(case_ids if task in CASE_TASKS else filenames) for task in TASKS}
+    for task in TASKS:
+        key_field = _key_field(task)
+        for key, record in predictions.records[task].items():
+            if key not in known[task]:
+                raise NovaInputError(
+                    f"unknown {key_field.replace('_', ' ')} {key!r}: not in the release",
+                    source=record.source,
+                    record=f"line {record.line}",
+                    field=key_field,
+                )
+    return replace(predictions, filenames=filenames, case_ids=case_ids, aligned=True)
