@@ -69,7 +69,7 @@ def test_compute_task_warnings_point_at_the_callers_line() -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         line = sys._getframe().f_lineno + 1
-        compute_task("localization", boxes, gold, bootstrap_resamples=50)
+        compute_task("localization", boxes, gold, n_resamples=50)
     assert categories(caught) == {"UserWarning", "BootstrapWarning"}
     # Two input notes (boxes near the origin, the same boxes on every image), the
     # image-bootstrap note and the undefined resamples.
@@ -179,7 +179,7 @@ def test_the_evaluate_face_warns_at_the_users_load_and_compute_lines() -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         line = sys._getframe().f_lineno + 1
-        metric.compute(predictions=boxes, references=boxes, bootstrap_resamples=20)
+        metric.compute(predictions=boxes, references=boxes, n_resamples=20)
     assert [str(told.message)[:40] for told in caught] == [
         "localization: the intervals resample ima"
     ]

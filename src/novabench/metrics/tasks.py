@@ -42,7 +42,7 @@ _STATS_KWARGS = frozenset({"n_resamples", "confidence", "seed"})
 OLD_N_RESAMPLES = "bootstrap_resamples"
 
 
-def renamed_options(kwargs: Mapping[str, Any], *, stacklevel: int = 3) -> dict[str, Any]:
+def renamed_options(kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """``kwargs`` with the old ``bootstrap_resamples`` renamed ``n_resamples``, with a warning.
 
     One setting, one name: the bootstrap's resamples are ``n_resamples=`` in every Python
@@ -71,12 +71,11 @@ def renamed_options(kwargs: Mapping[str, Any], *, stacklevel: int = 3) -> dict[s
             field=OLD_N_RESAMPLES,
         )
     value = kwargs[OLD_N_RESAMPLES]
-    warnings.warn(
+    warn_at_caller(
         f"{OLD_N_RESAMPLES}= is deprecated: pass n_resamples={value!r} (the same setting as "
         "evaluate_predictions(n_resamples=) and nova evaluate --bootstrap); the old name will "
         "be removed",
         FutureWarning,
-        stacklevel=stacklevel,
     )
     return {
         ("n_resamples" if key == OLD_N_RESAMPLES else key): item for key, item in kwargs.items()
@@ -398,7 +397,7 @@ def prepare_task(
 
 def _split_options(task: str, kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     _check_task(task)
-    kwargs = renamed_options(kwargs, stacklevel=4)  # the caller of compute_task and the like
+    kwargs = renamed_options(kwargs)
     allowed = _STATS_KWARGS | task_options(task)
     unknown = sorted(set(kwargs) - allowed)
     if unknown:
