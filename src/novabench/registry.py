@@ -393,13 +393,15 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 (
                     "mAP@50",
                     KeyMeaning(
-                        "the same hit rate at IoU 0.50", FROM_COAUTHORS_CODE, "no image was scored"
+                        "images whose best box reaches IoU 0.50 with a gold box, over ALL images (as mAP@30)",
+                        FROM_COAUTHORS_CODE,
+                        "no image was scored",
                     ),
                 ),
                 (
                     "mAP@50:95",
                     KeyMeaning(
-                        "that hit rate averaged over IoU 0.50, 0.55, ..., 0.95",
+                        "the mAP@30 hit rate (over ALL images) averaged over IoU 0.50, 0.55, ..., 0.95",
                         FROM_INFERRED,
                         "no image was scored",
                     ),
@@ -468,7 +470,11 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 ),
                 (
                     "hit@50",
-                    KeyMeaning("the same at IoU 0.50", FROM_OURS, "no image has a gold box"),
+                    KeyMeaning(
+                        "images whose best box reaches IoU 0.50, over images WITH a gold box only (a diagnostic)",
+                        FROM_OURS,
+                        "no image has a gold box",
+                    ),
                 ),
             ),
             lower_is_better=("FP30", "FNR"),  # error rates
@@ -583,7 +589,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 (
                     "ClinicalF1-lexicon",
                     KeyMeaning(
-                        "the same F1 with our offline lexicon extractor (a proxy)",
+                        "F1 of the clinical keywords our offline lexicon finds in caption and reference (a proxy for ClinicalF1)",
                         FROM_OURS,
                         "no caption pair was scored",
                     ),
@@ -599,7 +605,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 (
                     "ModalityF1-lexicon",
                     KeyMeaning(
-                        "the same F1 with our offline lexicon extractor (a proxy)",
+                        "F1 of the sequence and plane keywords our offline lexicon finds (a proxy for ModalityF1)",
                         FROM_OURS,
                         "no caption pair was scored",
                     ),
@@ -615,7 +621,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 (
                     "BinaryF1-lexicon",
                     KeyMeaning(
-                        "the same F1 with our offline lexicon extractor (a proxy)",
+                        "F1 of the normal/abnormal labels our offline lexicon reads (a proxy for BinaryF1)",
                         FROM_OURS,
                         "no caption pair was scored",
                     ),
@@ -701,7 +707,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 (
                     "top1-lexicon",
                     KeyMeaning(
-                        "the same, matched by our offline lexicon matcher (a proxy)",
+                        "top1 with our offline lexicon matcher in place of the case judge (a proxy)",
                         FROM_OURS,
                         "no case has a usable final diagnosis",
                     ),
@@ -709,7 +715,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 (
                     "top1-pairwise",
                     KeyMeaning(
-                        "the same, one LLM judge call per (reference, prediction) pair",
+                        "top1 with one LLM judge call per (reference, prediction) pair, not per case",
                         FROM_OURS,
                         "no case has a usable final diagnosis",
                     ),
@@ -717,7 +723,8 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 (
                     "top5",
                     KeyMeaning(
-                        "cases where any of the five diagnoses matches, per the case judge",
+                        "cases where any of the five diagnoses matches the final diagnosis (one LLM judge call "
+                        "per case), over cases with a final diagnosis",
                         FROM_COAUTHORS_PROCEDURE,
                         "no case has a usable final diagnosis",
                     ),
@@ -725,7 +732,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 (
                     "top5-lexicon",
                     KeyMeaning(
-                        "the same, by our offline lexicon matcher (a proxy)",
+                        "top5 with our offline lexicon matcher in place of the case judge (a proxy)",
                         FROM_OURS,
                         "no case has a usable final diagnosis",
                     ),
@@ -733,7 +740,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 (
                     "top5-pairwise",
                     KeyMeaning(
-                        "the same, one LLM judge call per pair",
+                        "top5 with one LLM judge call per (reference, prediction) pair, not per case",
                         FROM_OURS,
                         "no case has a usable final diagnosis",
                     ),
