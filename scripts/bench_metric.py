@@ -329,7 +329,7 @@ def run_nova_face(release: Path, predictions: Path, resamples: int) -> dict[str,
             predictions=rows_in,
             references=rows_ref,
             exclude=["BERTScore-F1"],
-            bootstrap_resamples=resamples,
+            n_resamples=resamples,
         )
         computed = time.perf_counter() - begin
     return {"import_s": imported - start, "load_s": loaded - imported, "compute_s": computed}

@@ -48,3 +48,28 @@ def test_the_python_api_names_the_old_spelling_and_the_cli_names_its_flag() -> N
     add_scoring_options(parser)
     (bootstrap,) = [a for a in parser._actions if "--bootstrap" in a.option_strings]
     assert bootstrap.help is not None and "n_resamples=" in bootstrap.help
+
+
+def test_the_docs_name_python_faces_that_exist_and_no_script_passes_the_old_name() -> None:
+    """user31: the README and CHANGELOG listed a face ``evaluate`` that novabench has not
+    (it is ``evaluate_model``), and scripts/bench_metric.py still passed the old name."""
+    import re
+    from pathlib import Path
+
+    import novabench
+    from novabench.report import scoring
+
+    root = Path(__file__).resolve().parents[2]
+    faces = {"evaluate_predictions": scoring, "evaluate_model": novabench}
+    for doc in ("README.md", "CHANGELOG.md"):
+        text = " ".join((root / doc).read_text(encoding="utf-8").split())
+        lists = re.findall(r"`n_resamples=` \((`[^)]*)", text)
+        assert lists, doc  # the sentence listing the Python faces is still there
+        for listed in lists:
+            names = re.findall(r"`([A-Za-z_]+)`", listed.split(", the ")[0])
+            assert "evaluate" not in names, (doc, listed)
+            for name in names:
+                if name in faces:
+                    assert hasattr(faces[name], name), (doc, name)
+    for script in sorted((root / "scripts").glob("*.py")):
+        assert "bootstrap_resamples=" not in script.read_text(encoding="utf-8"), script.name
