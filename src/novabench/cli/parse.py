@@ -8,6 +8,12 @@ defaults to the one recorded in the raw file's manifest (``nova run --box-conven
 under ``auto``, bare 4-number box lists are read in the order the run's prompt asked for
 when the manifest records a prompt whose order is known (the default one), else they are
 left unread (``ambiguous_convention``) and a line says which ``--box-convention`` reads them.
+
+A file ``nova parse`` wrote can be parsed again: each line's parsed fields must be what its
+raw answer reads as (under the convention that parse recorded), or the file is refused,
+naming how many lines differ (an older version read some answers otherwise). With
+``--reparse`` those lines take what their raw answer reads as today, written to a new
+``--out``; the lines read again are counted and named.
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         write_predictions,
     )
     from novabench.run.prompts import prompt_box_order
+    from novabench.run.raw_answers import reparsed_lines
     from novabench.tasks import behaviour, load_hook
 
     raw_path, out = Path(args.raw), Path(args.out)
@@ -87,8 +94,18 @@ def run(args: argparse.Namespace) -> int:
             if unverified:
                 print(unverified, file=sys.stderr)
         manifest = recorded or RunManifest()
-        convention = args.box_convention or manifest.box_convention or "auto"
-        asked = prompt_box_order(manifest.prompts) if convention == "auto" else None
+        # A file nova parse wrote is read again as that parse read it (its manifest says how).
+        earlier = manifest.parsed or {}
+        parsed_as = earlier.get("box_convention") if not args.box_convention else None
+        parsed_with: dict[str, tuple[str, str | None]] = {}
+        if parsed_as in CONVENTIONS:
+            convention = str(parsed_as)
+            order = earlier.get("box_order_from_prompt")
+            asked = order if convention == "auto" and isinstance(order, str) else None
+            parsed_with[str(raw_path)] = (convention, asked)
+        else:
+            convention = args.box_convention or manifest.box_convention or "auto"
+            asked = prompt_box_order(manifest.prompts) if convention == "auto" else None
         # A file its writer still appends to is read to its last complete line.
         still_written: dict[Path, list[Any]] = {raw_path: []} if writer is not None else {}
         answers = read_predictions(raw_path, release, still_written=still_written)
@@ -97,7 +114,10 @@ def run(args: argparse.Namespace) -> int:
             release,
             box_convention=convention,
             prompt_convention=asked,
+            parsed_with=parsed_with,
+            reparse=args.reparse,
         )
+        reparsed = reparsed_lines(answers, parsed) if args.reparse else []
         # Labelled lines read y-first for want of a prompt on record: said as nova evaluate
         # and nova compare say it.
         assumed = labelled_lines_read_y_first(
@@ -126,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
             answer_summary = behaviour(task).answer_summary
             if answer_summary is not None:
                 summary[task].update(load_hook(answer_summary)(parsed, release))
-        parsed_from = {
+        parsed_from: dict[str, Any] = {
             "from": str(raw_path),
             "box_convention": convention,
             "box_order_from_prompt": asked,
@@ -134,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
         }
         if assumed:  # the reports of the parsed file say it again (nova evaluate, compare)
             parsed_from["labelled_read_y_first"] = assumed_box_order_record(assumed)
+        if reparsed:  # their stored reading was replaced: on record, never silently
+            parsed_from["reparsed_lines"] = [record.line for record, _ in reparsed]
         replace(
             manifest,
             parsed=parsed_from,
@@ -149,6 +171,21 @@ def run(args: argparse.Namespace) -> int:
         boxes_confined_line(task, summary[task], {"box_convention": convention})
         for task in TASK_NAMES
     ]
+    if reparsed:
+        fields: dict[str, int] = {}
+        for _, moved in reparsed:
+            for name in moved:
+                fields[name] = fields.get(name, 0) + 1
+        numbers = [record.line for record, _ in reparsed]
+        first.insert(
+            0,
+            f"read again: {len(reparsed)} line{'s' if len(reparsed) > 1 else ''} of {raw_path} "
+            f"held another reading of {'their' if len(reparsed) > 1 else 'its'} raw answer "
+            f"({', '.join(f'{name} {n}' for name, n in fields.items())}; line"
+            f"{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers[:8]))}"
+            f"{', ...' if len(numbers) > 8 else ''}): {out} holds what the raw answers read "
+            "as today (--reparse)",
+        )
     for line in first:
         if line:
             print(line)
@@ -199,6 +236,14 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--force", action="store_true", help="replace --out, a predictions file novabench wrote"
+    )
+    parser.add_argument(
+        "--reparse",
+        action="store_true",
+        help="for a file nova parse wrote: a line whose parsed fields are not what its raw "
+        "answer reads as today (an older version read it otherwise) takes the raw answer's "
+        "reading instead of being refused; the lines read again are printed and recorded in "
+        "--out's manifest",
     )
     parser.add_argument(
         "--allow-running",

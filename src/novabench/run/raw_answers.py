@@ -28,7 +28,7 @@ from novabench.run.records import (
     _too_long,
 )
 
-__all__ = ["parse_raw"]
+__all__ = ["parse_raw", "reparsed_lines"]
 
 
 def parse_raw(
@@ -38,6 +38,7 @@ def parse_raw(
     box_convention: str = "auto",
     prompt_convention: str | None = None,
     parsed_with: Mapping[str, tuple[str, str | None]] | None = None,
+    reparse: bool = False,
 ) -> PredictionSet:
     """Parse every raw answer into boxes, captions and diagnoses; counts land in ``parse_status``.
 
@@ -59,6 +60,11 @@ def parse_raw(
             prompt order its ``nova parse`` recorded (its manifest's ``parsed``), under which
             its parsed answers are read again; a file not named is read again with
             ``box_convention`` and ``prompt_convention``.
+        reparse: a parsed line whose fields are not what its raw answer reads as takes the
+            raw answer's reading instead of being refused (``nova parse PARSED.jsonl
+            --reparse``, which writes a new file and says how many lines it read again:
+            :func:`reparsed_lines` finds them). Never the default: a number must not change
+            without the user choosing it.
 
     Returns:
         A new :class:`PredictionSet` aligned to the release; ``parse_counts(task)`` gives the
@@ -70,7 +76,8 @@ def parse_raw(
     Raises:
         NovaInputError: ``box_convention`` is not one of ``CONVENTIONS``, or a line's parsed
             answer, ``parse_status`` or box repairs are not what its raw answer reads as
-            (the message names the line, the item, the task and the field).
+            (the message names the first such line, its item, task and field, how many lines
+            differ, and the command that reads them again), unless ``reparse``.
 
     Example:
         >>> import json, tempfile, pathlib, types
@@ -92,6 +99,9 @@ def parse_raw(
     sizes = {image.filename: (int(image.width), int(image.height)) for image in release.images}
     aligned = predictions if predictions.aligned else _realign(predictions, release)
     records: dict[str, dict[str, PredictionRecord]] = {task: {} for task in TASKS}
+    # Lines whose parsed fields are not what their raw answer reads as: all of them are
+    # counted before the first is refused (the user learns the size of the problem at once).
+    differing: list[tuple[PredictionRecord, PredictionRecord, str, bool]] = []
     for task in TASKS:
         spec = registry.TASKS[task]
         parser: list[Any] = []  # loaded at the first raw answer: parsed predictions never import it
@@ -109,8 +119,11 @@ def parse_raw(
                 convention, order = recorded or (box_convention, prompt_convention)
                 fresh = _read_raw_answer(record, spec, parser[0], sizes, convention, order)
                 if not _parse_agrees(record, fresh):
-                    others = () if recorded else _conventions_reading_as_stored(record, sizes)
-                    _refuse_disagreement(record, fresh, convention, recorded is not None, others)
+                    if reparse:  # asked for: the raw answer's reading, said by the caller
+                        records[task][key] = fresh
+                        continue
+                    differing.append((record, fresh, convention, recorded is not None))
+                    continue
                 # Equal up to a JSON writer's round-off: the raw answer's own reading is
                 # scored, so how the file was written cannot move a score.
                 answer_field = spec.answer_field
@@ -119,7 +132,51 @@ def parse_raw(
             records[task][key] = _read_raw_answer(
                 record, spec, parser[0], sizes, box_convention, prompt_convention
             )
+    if differing:
+        first, fresh, convention, was_recorded = differing[0]
+        others = () if was_recorded else _conventions_reading_as_stored(first, sizes)
+        _refuse_disagreement(
+            first, fresh, convention, was_recorded, others, [(r, f) for r, f, _, _ in differing]
+        )
     return replace(aligned, records=records)
+
+
+def reparsed_lines(
+    read: PredictionSet, parsed: PredictionSet
+) -> list[tuple[PredictionRecord, list[str]]]:
+    """The parsed lines of ``read`` that :func:`parse_raw` (``reparse=True``) gave another
+    reading in ``parsed``, each with the fields that moved, in file order.
+
+    Example:
+        >>> from novabench.run.records import PredictionSet
+        >>> stored = PredictionRecord(task="localization", key="case0001_001.png",
+        ...     source="old.jsonl", line=1, raw="[nan, 1, 2, 3]", boxes=[],
+        ...     parse_status="unparseable")
+        >>> def one(record):
+        ...     records = {task: {} for task in TASKS}
+        ...     records["localization"][record.key] = record
+        ...     return PredictionSet("old.jsonl", records, [record.key], [])
+        >>> fresh = replace(stored, parse_status="invalid_boxes", boxes_dropped=1)
+        >>> [(r.line, fields) for r, fields in reparsed_lines(one(stored), one(fresh))]
+        [(1, ['parse_status'])]
+        >>> reparsed_lines(one(stored), one(stored))
+        []
+    """
+    moved = []
+    for task in TASKS:
+        after = parsed.records[task]
+        for key, before in read.records[task].items():
+            fresh = after.get(key)
+            if fresh is None or not before.is_parsed or before.raw is None:
+                continue
+            fields = [
+                name
+                for name in _compared_fields(before)
+                if not _agree(getattr(before, name), getattr(fresh, name))
+            ]
+            if fields:
+                moved.append((before, fields))
+    return sorted(moved, key=lambda item: (str(item[0].source), item[0].line or 0))
 
 
 def _read_raw_answer(
@@ -230,12 +287,16 @@ def _refuse_disagreement(
     convention: str,
     recorded: bool,
     reading_as_stored: Sequence[str] = (),
+    lines_differing: Sequence[tuple[PredictionRecord, PredictionRecord]] = (),
 ) -> None:
     """Refuse a line whose parsed fields or ``parse_status`` are not what its raw answer
     reads as (hand-edited, or parsed by another parser): one of the two would be scored
     unseen. Without a recorded parse, the raw answer was read with this evaluation's box
     convention (the default unless chosen), which the message says, naming
     ``--box-convention`` and the conventions that read it as stored.
+
+    ``lines_differing`` holds every line that disagrees (``stored`` first): the message counts
+    them, by field and file, and names the one command that reads them all again.
 
     Raises:
         NovaInputError: naming the file, line and item, the task and the field.
@@ -281,10 +342,56 @@ def _refuse_disagreement(
             *why,
             f"; drop {answer_field} and parse_status to have {spec.raw_field} read again, or "
             f"drop {', '.join(with_raw)} to score {answer_field} as given",
+            _differing_phrase(stored, lines_differing),
         ),
         source=stored.source,
         record=f"line {stored.line} ({stored.key})",
         field=differing,
+    )
+
+
+def _differing_phrase(
+    stored: PredictionRecord, differing: Sequence[tuple[PredictionRecord, PredictionRecord]]
+) -> str:
+    """How many lines disagree with their raw answer, by field and file, and the command
+    that reads every raw answer again into a new file ("" without the list).
+
+    Example:
+        >>> from novabench.run.records import PredictionRecord
+        >>> def line(n, status):
+        ...     return PredictionRecord(task="localization", key=f"case0001_00{n}.png",
+        ...         source="old.jsonl", line=n, raw="[nan, 1, 2, 3]", boxes=[],
+        ...         parse_status=status)
+        >>> pairs = [(line(1, "unparseable"), line(1, "invalid_boxes")),
+        ...          (line(4, "unparseable"), line(4, "invalid_boxes"))]
+        >>> print(_differing_phrase(pairs[0][0], pairs))  # doctest: +NORMALIZE_WHITESPACE
+        ; 2 lines differ from what their raw answer reads as today (parse_status 2; old.jsonl:
+        lines 1, 4): to score what every raw answer reads as, write a new file with
+        `nova parse old.jsonl --reparse --data RELEASE --out NEW.jsonl`, or run nova parse on the
+        raw file again
+    """
+    if not differing:
+        return ""
+    fields: dict[str, int] = {}
+    lines: dict[str, list[int]] = {}
+    for before, after in differing:
+        for name in _compared_fields(before):
+            if not _agree(getattr(before, name), getattr(after, name)):
+                fields[name] = fields.get(name, 0) + 1
+        lines.setdefault(str(before.source), []).append(int(before.line or 0))
+    by_field = ", ".join(f"{name} {n}" for name, n in fields.items())
+    where = "; ".join(
+        f"{source}: line{'s' if len(numbers) > 1 else ''} "
+        f"{', '.join(map(str, numbers[:8]))}{', ...' if len(numbers) > 8 else ''}"
+        for source, numbers in lines.items()
+    )
+    count = len(differing)
+    return (
+        f"; {count} line{'s differ' if count > 1 else ' differs'} from what "
+        f"{'their' if count > 1 else 'its'} raw answer reads as today ({by_field}; {where}): "
+        "to score what every raw answer reads as, write a new file with `nova parse "
+        f"{' '.join(lines) if len(lines) > 1 else stored.source} --reparse --data RELEASE "
+        "--out NEW.jsonl`, or run nova parse on the raw file again"
     )
 
 
