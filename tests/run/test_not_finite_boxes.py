@@ -75,6 +75,9 @@ def test_reads_do_not_move_with_the_note() -> None:
 def test_a_non_finite_box_is_noted_where_no_box_is_read() -> None:
     no_target = parse_localization("No target. [nan, nan, nan, nan]", image_size=SIZE)
     assert no_target.status == "no_target" and no_target.boxes == []
+    # A dropped box all the same: counted as every other (user31: it was 0, said only in
+    # the note, which no report shows).
+    assert no_target.n_degenerate_dropped == 1
     assert no_target.notes == (
         "1 box(es) with a value that is not a finite number (NaN or infinite) not read: "
         "[nan, nan, nan, nan]",
@@ -82,6 +85,7 @@ def test_a_non_finite_box_is_noted_where_no_box_is_read() -> None:
     # An order left open: nothing is read, and the NaN box would be dropped under any order.
     open_order = parse_localization("[[nan, 100, 150, 150], [100, 100, 200, 200]]", image_size=SIZE)
     assert open_order.status == "ambiguous_convention" and open_order.boxes == []
+    assert open_order.n_degenerate_dropped == 0  # nothing was read, nor dropped: unread
     assert open_order.notes == (
         "1 box(es) with a value that is not a finite number (NaN or infinite) not read: "
         "[nan, 100, 150, 150]",
@@ -119,3 +123,41 @@ def test_the_box_warnings_counts_add_up_to_the_answers_scored() -> None:
         {"answered": 10, "parse_status": {"ok": 6, "no_target": 1, "unparseable": 3}}, 6
     ) == ("; the other 4 of the 10 answers have no box read (unparseable 3, no_target 1)")
     assert answers_without_boxes_phrase({"answered": 6, "parse_status": {"ok": 6}}, 6) == ""
+
+
+@pytest.mark.parametrize(
+    ("answer", "shown"),
+    [
+        ('{"bbox_2d": [NaN, 1, 5, 5]}', "[nan, 1, 5, 5]"),
+        ('{"boxes": [[1, Infinity, 5.5, 5]]}', "[1, inf, 5.5, 5]"),
+        # Quoted as written: the text scan finds it before any JSON reader.
+        ('[{"box_2d": [-Infinity, 1, 5, 5], "label": "mass"}]', "[-Infinity, 1, 5, 5]"),
+        ("lesion: [1e400, 1, 2, 3]", "[inf, 1, 2, 3]"),  # past a float: read as infinite
+        ("[nan, 1, 5, 5]", "[nan, 1, 5, 5]"),  # the text form, as it was
+    ],
+)
+def test_every_form_of_a_lone_non_finite_box_quotes_it(answer: str, shown: str) -> None:
+    """user31: the JSON forms and 1e400 said "every box had a value that is not a finite
+    number" with no box, the text forms quoted it: one error and one note for all."""
+    parsed = parse_localization(answer, image_size=SIZE, convention="xyxy_pixel")
+    assert (parsed.status, parsed.boxes, parsed.n_degenerate_dropped) == ("invalid_boxes", [], 1)
+    assert parsed.error == (
+        f"every box written had a value that is not a finite number ({shown}): no box to score"
+    )
+    assert parsed.notes == (
+        f"1 box(es) with a value that is not a finite number (NaN or infinite) not read: {shown}",
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "status"),
+    [
+        ("no target [nan, 1, 2, 3]", "no_target"),
+        ("No abnormality found. lesion: [inf, 1, 2, 3]", "no_target"),
+        ("I cannot help with this. [nan, 1, 2, 3]", "refusal"),
+    ],
+)
+def test_a_non_finite_box_beside_no_box_is_a_dropped_box(answer: str, status: str) -> None:
+    parsed = parse_localization(answer, image_size=SIZE, convention="protocol")
+    assert (parsed.status, parsed.boxes) == (status, [])  # the read as before
+    assert parsed.n_degenerate_dropped == 1

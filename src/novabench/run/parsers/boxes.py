@@ -1239,19 +1239,26 @@ def _parse_localization(
     if not candidates:
         if not_finite:
             notes.append(_not_finite_note(not_finite))
+        # Whatever the answer is read as, a box it wrote with such a value is a dropped box,
+        # counted as every other (user31: "no target [nan, 1, 2, 3]" counted none).
+        dropped_here = len(not_finite)
         if not_boxes and not extraction.truncated:
             return ParsedBoxes(
                 status="unparseable",
                 notes=tuple(notes),
+                n_degenerate_dropped=dropped_here,
                 error=f"the box list holds {not_boxes[0]} where a box of 4 numbers "
                 "was expected, and no box",
             )
         if extraction.said_not_found or extraction.explicit_empty or _says_no_target(text):
-            return ParsedBoxes(status="no_target", notes=tuple(notes))
+            return ParsedBoxes(
+                status="no_target", notes=tuple(notes), n_degenerate_dropped=dropped_here
+            )
         if extraction.truncated:
             return ParsedBoxes(
                 status="unparseable",
                 notes=tuple(notes),
+                n_degenerate_dropped=dropped_here,
                 error="answer cut off before the first complete box",
             )
         if is_refusal(text):  # "I cannot help with this" declines; it is not "no target"
@@ -1260,6 +1267,7 @@ def _parse_localization(
             return ParsedBoxes(
                 status="refusal",
                 notes=tuple(notes),
+                n_degenerate_dropped=dropped_here,
                 error=f"the model declined to localise: {shown!r}",
             )
         if not_finite:  # a box was written, with a value no box can have: not "no box"
@@ -1267,9 +1275,7 @@ def _parse_localization(
                 status=INVALID_BOXES,
                 notes=tuple(notes),
                 n_degenerate_dropped=len(not_finite),
-                error=f"every box written had a value that is not a finite number "
-                f"({', '.join(not_finite[:3])}{', ...' if len(not_finite) > 3 else ''}): "
-                "no box to score",
+                error=_not_finite_error(not_finite),
             )
         return ParsedBoxes(
             status="unparseable",
@@ -1306,6 +1312,8 @@ def _parse_localization(
     # never candidates: dropped all the same, and counted as the JSON form's are.
     written = len(candidates) + len(not_finite)
     dropped: dict[str, int] = {_NOT_FINITE: len(not_finite)} if not_finite else {}
+    # Every box dropped for such a value, as written in text or as read (JSON, 1e400).
+    not_finite_shown = list(not_finite)
     if used in _PIXEL_CONVENTIONS and any(c.hint == "yxyx1000" for c in candidates):
         # Its key says y first in 0..1000 (Gemini's form), the convention pixels: no guess.
         readable = [c for c in candidates if c.hint != "yxyx1000"]
@@ -1341,6 +1349,7 @@ def _parse_localization(
         )
         if not all(math.isfinite(v) for v in (x1, y1, x2, y2)):
             dropped[_NOT_FINITE] = dropped.get(_NOT_FINITE, 0) + 1
+            not_finite_shown.append(_shown_numbers(candidate.numbers))
             continue
         if x1 > x2 or y1 > y2:
             n_swapped += 1
@@ -1376,13 +1385,13 @@ def _parse_localization(
     if status == "ok" and keyed_over:
         status = ORDER_FROM_KEYS
     if not boxes:  # boxes were written, none is one: a status of its own, counted per answer
-        invalid = (
-            "every box had a value that is not a finite number"
-            if set(dropped) == {_NOT_FINITE}
-            else "every box had zero area (or a value that is not a finite number)"
-        )
         status = INVALID_BOXES
-        notes.append(invalid)
+        if set(dropped) == {_NOT_FINITE}:  # said as in every form: the boxes quoted
+            invalid = _not_finite_error(not_finite_shown)
+            notes.append(_not_finite_note(not_finite_shown))
+        else:
+            invalid = "every box had zero area (or a value that is not a finite number)"
+            notes.append(invalid)
     elif n_degenerate:  # some kept, some not: the answer says which went, and why
         reasons = ", ".join(f"{count} {why}" for why, count in dropped.items())
         notes.append(f"{n_degenerate} of {written} boxes dropped (not scored): {reasons}")
@@ -1401,8 +1410,23 @@ def _parse_localization(
 
 
 def _shown_numbers(numbers: list[float]) -> str:
-    """Four numbers as written in a note: ``[nan, 100, 150, 150]``."""
-    return "[" + ", ".join(str(v) for v in numbers) + "]"
+    """Four numbers as a note shows them, whole numbers without a point.
+
+    Example:
+        >>> _shown_numbers([float("nan"), 100.0, 150.5, float("inf")])
+        '[nan, 100, 150.5, inf]'
+    """
+    return "[" + ", ".join(_shown_number(float(v)) for v in numbers) + "]"
+
+
+def _shown_number(value: float) -> str:
+    return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
+
+
+def _not_finite_error(written: list[str]) -> str:
+    """The error of an answer whose every box had a value that is not a finite number."""
+    shown = ", ".join(written[:3]) + (", ..." if len(written) > 3 else "")
+    return f"every box written had a value that is not a finite number ({shown}): no box to score"
 
 
 def _not_finite_note(written: list[str]) -> str:
