@@ -378,4 +378,7 @@ def test_the_report_counts_the_box_2d_box_dropped_beside_a_read_one(
     coverage = report["tasks"]["localization"]["coverage"]
     assert coverage["parse_status"] == {"ok": 1}
     assert (coverage["boxes_dropped"], coverage["answers_with_boxes_dropped"]) == (1, 1)
-    assert "box_2d under a pixel convention" in render_table(report)
+    assert (
+        "boxes dropped (not scored): 1 in 1 answer (1 with box_2d keys (y first in 0..1000, a "
+        "scale pixels contradict))"
+    ) in render_table(report)

@@ -833,6 +833,7 @@ def test_parse_stats_empty() -> None:
         "n_degenerate_dropped": 0,
         "n_out_of_range": 0,
         "n_swapped": 0,
+        "dropped_why": {},
         "error": None,
         "notes": [],
         "readable_with": [],

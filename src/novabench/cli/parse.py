@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
         assumed_box_order_line,
         box_repair_phrase,
         boxes_confined_line,
+        parse_status_phrase,
         unread_boxes_line,
     )
     from novabench.run.lock import active_writer
@@ -193,10 +194,7 @@ def run(args: argparse.Namespace) -> int:
         counts = summary[task]
         if not counts["answered"] and not counts["errors"] and not counts["parse_status"]:
             continue
-        statuses = (
-            ", ".join(f"{name} {n}" for name, n in counts["parse_status"].items())
-            or "nothing to parse"
-        )
+        statuses = parse_status_phrase(counts) or "nothing to parse"  # failures named
         outside = counts.get("boxes_out_of_image")
         repairs = box_repair_phrase(counts).removeprefix("; ")  # the report's own words
         print(

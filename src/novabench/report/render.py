@@ -41,6 +41,7 @@ __all__ = [
     "meteor_fallback_line",
     "metric_label",
     "mixed_code_line",
+    "parse_status_phrase",
     "many_boxes_line",
     "model_name",
     "portable_bertscore_hash",
@@ -1406,6 +1407,34 @@ def _first_error(coverage: Mapping[str, Any]) -> str:
     return f" (first: {first.get('item')}: {message}; rerun to retry)"
 
 
+def parse_status_phrase(coverage: Mapping[str, Any]) -> str:
+    """A task's parse-status counts, each failure status with its first item and the
+    parser's error, as a model error is named (``""`` when nothing was parsed).
+
+    Example:
+        >>> parse_status_phrase({"parse_status": {"invalid_boxes": 4, "ok": 21},
+        ...     "first_failure": {"invalid_boxes": {"item": "case0001_001.png", "error":
+        ...     "every box written had a value that is not a finite number ([nan, 10, 50, \
+50]): no box to score"}}})
+        'invalid_boxes 4 (first: case0001_001.png: every box written had a value that is not a finite number ([nan, 10, 50, 50]): no box to score), ok 21'
+        >>> parse_status_phrase({"parse_status": {"unparseable": 2}, "first_failure": {
+        ...     "unparseable": {"item": "case0002_001.png", "error": None}}})
+        'unparseable 2 (first: case0002_001.png)'
+    """
+    firsts = coverage.get("first_failure") or {}
+    parts = []
+    for status, count in (coverage.get("parse_status") or {}).items():
+        first = firsts.get(status)
+        named = ""
+        if isinstance(first, Mapping) and first.get("item"):
+            message = " ".join(str(first.get("error") or "").split())
+            if len(message) > 120:
+                message = message[:119] + "…"
+            named = f" (first: {first['item']}{f': {message}' if message else ''})"
+        parts.append(f"{status} {count}{named}")
+    return ", ".join(parts)
+
+
 def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
     lines = []
     for task in TASK_ORDER:
@@ -1414,7 +1443,7 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
         task_report = report["tasks"][task]
         coverage = task_report["coverage"]
         statuses = coverage.get("parse_status", {})
-        parse = ", ".join(f"{status} {count}" for status, count in statuses.items())
+        parse = parse_status_phrase(coverage)
         answered_only = bool(report.get("answered_only"))
         line = f"{task}: {coverage_phrase(coverage, answered_only=answered_only)}"
         if parse:
@@ -1455,9 +1484,23 @@ def box_repair_phrase(coverage: Mapping[str, Any]) -> str:
 past a float, or box_2d under a pixel convention; not scored): 3 in 2 answers'
         >>> box_repair_phrase({"boxes_out_of_image": 4})
         ''
+
+        Counted per reason when the parser read every such answer here:
+
+        >>> box_repair_phrase({"boxes_dropped": 7, "answers_with_boxes_dropped": 6,
+        ...     "boxes_dropped_by_reason": {"with a value that is not a finite number": 6,
+        ...                                 "of zero width or height": 1}})
+        '; boxes dropped (not scored): 7 in 6 answers (6 with a value that is not a finite number, 1 of zero width or height)'
     """
     phrase = ""
-    if coverage.get("boxes_dropped"):
+    why = coverage.get("boxes_dropped_by_reason")
+    if coverage.get("boxes_dropped") and isinstance(why, Mapping) and why:
+        phrase += (
+            f"; boxes dropped (not scored): {coverage['boxes_dropped']} in "
+            f"{_count(coverage.get('answers_with_boxes_dropped', 0), 'answer')} "
+            f"({', '.join(f'{n} {reason}' for reason, n in why.items())})"
+        )
+    elif coverage.get("boxes_dropped"):
         phrase += (
             "; boxes dropped (zero width or height, a value that is not a finite number, a "
             "size past a float, or box_2d under a pixel convention; not scored): "

@@ -37,7 +37,9 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
     both are scored as given); the boxes the parser dropped from an answer (zero width or
     height, or a size past a float: not scored; an answer of such boxes only is
     ``invalid_boxes``) and those whose corners it put in order, each with the answers
-    concerned, and the answers parsed earlier by a ``nova parse`` that did not record
+    concerned (the dropped boxes per reason, most first, when the parser read every answer
+    that dropped some here: ``boxes_dropped_by_reason``, else None, the file recording the
+    count only), and the answers parsed earlier by a ``nova parse`` that did not record
     these counts (``box_repairs_unrecorded``: their boxes are scored as parsed, their drops
     and swaps unknown); and the answers left unread as ``ambiguous_convention``
     with the ``--box-convention`` values that would read them (from their raw text). The
@@ -51,8 +53,9 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
 
     Returns:
         ``{"boxes_out_of_image": int, "answers_out_of_image": int, "boxes_dropped": int,
-        "answers_with_boxes_dropped": int, "boxes_swapped": int, "answers_with_boxes_swapped":
-        int, "box_repairs_unrecorded": int, "ambiguous_convention": int, "readable_with": {"protocol|xyxy_norm1000": int, ...},
+        "answers_with_boxes_dropped": int, "boxes_dropped_by_reason": {"with a value that is
+        not a finite number": int, ...} or None, "boxes_swapped": int,
+        "answers_with_boxes_swapped": int, "box_repairs_unrecorded": int, "ambiguous_convention": int, "readable_with": {"protocol|xyxy_norm1000": int, ...},
         "out_of_image_reread": int, "inside_with": {"xyxy_norm1000": int, ...}}``
         (``readable_with`` keys join the conventions with ``|``; ``""`` for none;
         ``out_of_image_reread``: the answers past the image read again; ``inside_with``:
@@ -88,6 +91,8 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
     sizes = {image.filename: (int(image.width), int(image.height)) for image in release.images}
     boxes_out = answers_out = ambiguous = reread = unrecorded = 0
     repaired: Counter[str] = Counter()
+    # Dropped boxes per reason, known only for answers the parser read in this process.
+    dropped_why: Counter[str] | None = Counter()
     readable: Counter[str] = Counter()
     inside: Counter[str] = Counter()
     for key, record in predictions.records[task].items():
@@ -96,6 +101,12 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
             repaired[name] += count
             repaired[f"answers_with_{name}"] += bool(count)
         unrecorded += record.boxes_dropped is None and _read_by_a_parser(record)
+        if record.boxes_dropped and dropped_why is not None:
+            why = record.boxes_dropped_why
+            if why is None or sum(why.values()) != record.boxes_dropped:
+                dropped_why = None  # read by an earlier nova parse: the reasons are unknown
+            else:
+                dropped_why.update(why)
         outside = sum(not box_inside_image(box, sizes[key]) for box in record.boxes or [])
         boxes_out += outside
         answers_out += bool(outside)
@@ -141,12 +152,19 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
         "boxes_out_of_image": boxes_out,
         "answers_out_of_image": answers_out,
         **{name: repaired[name] for name in _REPAIR_COUNTS},
+        "boxes_dropped_by_reason": (
+            None if dropped_why is None else dict(sorted(dropped_why.items(), key=_most_first))
+        ),
         "box_repairs_unrecorded": unrecorded,
         "ambiguous_convention": ambiguous,
         "readable_with": dict(readable.most_common()),
         "out_of_image_reread": reread,
         "inside_with": dict(sorted(inside.items(), key=lambda item: (-item[1], item[0]))),
     }
+
+
+def _most_first(item: tuple[str, int]) -> tuple[int, str]:
+    return -item[1], item[0]
 
 
 # The counts of box_answer_summary the parser's repairs give, in the report's order.

@@ -127,7 +127,12 @@ def parse_raw(
                 # Equal up to a JSON writer's round-off: the raw answer's own reading is
                 # scored, so how the file was written cannot move a score.
                 answer_field = spec.answer_field
-                records[task][key] = replace(record, **{answer_field: getattr(fresh, answer_field)})
+                records[task][key] = replace(
+                    record,
+                    **{answer_field: getattr(fresh, answer_field)},
+                    parse_error=fresh.parse_error,
+                    boxes_dropped_why=fresh.boxes_dropped_why,
+                )
                 continue
             records[task][key] = _read_raw_answer(
                 record, spec, parser[0], sizes, box_convention, prompt_convention
@@ -192,7 +197,14 @@ def _read_raw_answer(
     cut = record.raw_truncated_from is not None  # only a prefix was stored
     if cut or len(raw) > registry.MAX_RAW_ANSWER_CHARS:  # marked, not parsed
         empty = _PARSED_VALUE[spec.answer_field](None)
-        return replace(record, **{spec.answer_field: empty}, parse_status=registry.TOO_LONG)
+        length = record.raw_truncated_from if cut else len(raw)
+        return replace(
+            record,
+            **{spec.answer_field: empty},
+            parse_status=registry.TOO_LONG,
+            parse_error=f"{length} characters, past the parser's limit of "
+            f"{registry.MAX_RAW_ANSWER_CHARS}: not parsed",
+        )
     options: dict[str, Any] = {}
     if "input_size" in spec.extra_fields:  # answers in pixels of the image the model saw
         options = {
@@ -206,15 +218,27 @@ def _read_raw_answer(
     if status == "ok" and "ok_out_of_image" in spec.parse_statuses and parsed.n_out_of_range:
         status = "ok_out_of_image"  # often a wrong --box-convention: counted, not hidden
     answer = _PARSED_VALUE[spec.answer_field](getattr(parsed, spec.answer_field))
+    error = getattr(parsed, "error", None)
     if _too_long(answer):
         answer, status = _PARSED_VALUE[spec.answer_field](None), registry.TOO_LONG
-    repairs = {}
+        error = (
+            f"the {spec.answer_field} read run past {registry.MAX_CAPTION_CHARS} characters: "
+            "not scored"
+        )
+    repairs: dict[str, Any] = {}
     if isinstance(getattr(parsed, "n_degenerate_dropped", None), int):  # a box answer
         repairs = {
             "boxes_dropped": parsed.n_degenerate_dropped,
             "boxes_swapped": parsed.n_swapped,
+            "boxes_dropped_why": dict(getattr(parsed, "dropped_why", None) or {}),
         }
-    return replace(record, **{spec.answer_field: answer}, parse_status=status, **repairs)
+    return replace(
+        record,
+        **{spec.answer_field: answer},
+        parse_status=status,
+        parse_error=None if error is None else str(error),
+        **repairs,
+    )
 
 
 def _short(value: Any, limit: int = 60) -> str:

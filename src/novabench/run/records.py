@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from novabench import registry
@@ -103,6 +103,12 @@ class PredictionRecord:
         boxes_swapped: boxes whose corners the parser put in order (scored), None alike.
         finish_reason: why the model stopped, when the run recorded it (``"length"``: at the
             answer length limit, so the answer may be cut off).
+        parse_error: why the parser read nothing (or not everything) from ``raw``, when it
+            read it in this process (never written to a file: None for answers parsed
+            earlier and not read again).
+        boxes_dropped_why: ``boxes_dropped`` per reason (the parser's words: "with a value
+            that is not a finite number"...), when the parser read ``raw`` in this process
+            (never written either; None otherwise).
     """
 
     task: str
@@ -123,6 +129,9 @@ class PredictionRecord:
     boxes_dropped: int | None = None
     boxes_swapped: int | None = None
     finish_reason: str | None = None
+    # What the parser said of raw in this process: for messages only, never written or compared.
+    parse_error: str | None = field(default=None, compare=False)
+    boxes_dropped_why: dict[str, int] | None = field(default=None, compare=False)
 
     @property
     def is_parsed(self) -> bool:
@@ -224,8 +233,10 @@ class PredictionSet:
     def summary(self) -> dict[str, dict[str, Any]]:
         """Per task: items expected, answered, missing, errors and parse-status counts, and
         (only when some did) ``hit_token_limit``: answers whose line says the model stopped at
-        the answer length limit (``finish_reason`` ``length``), so they may be cut off, and
-        ``first_error``: the first failed item (in item order) and its model error.
+        the answer length limit (``finish_reason`` ``length``), so they may be cut off,
+        ``first_error``: the first failed item (in item order) and its model error, and
+        ``first_failure``: per failure status (``TaskSpec.failure_statuses``), its first item
+        (in item order) and the parser's error (None for an answer parsed earlier).
 
         Example:
             >>> PredictionSet("x", {t: {} for t in TASKS}, ["a.png"], ["case0001"]).summary()["diagnosis"]
@@ -251,7 +262,21 @@ class PredictionSet:
             if errors:  # which item failed first, and how: the file alone said so before
                 first = min(errors)
                 report[task]["first_error"] = {"item": first, "error": errors[first]}
+            failures = self._first_failures(task)
+            if failures:  # which answer the parser could not use, and why: named, not counted
+                report[task]["first_failure"] = failures
         return report
+
+    def _first_failures(self, task: str) -> dict[str, dict[str, Any]]:
+        """Per failure status of ``task``, its first item in item order and the parser's error."""
+        failing = registry.TASKS[task].failure_statuses
+        first: dict[str, dict[str, Any]] = {}
+        for key in sorted(self.records[task]):
+            record = self.records[task][key]
+            status = record.parse_status
+            if status in failing and status not in first and record.error is None:
+                first[str(status)] = {"item": key, "error": record.parse_error}
+        return dict(sorted(first.items()))
 
     def _answers(self, task: str) -> Iterator[PredictionRecord | None]:
         """The record of each item in order (None when missing or failed); refuses unparsed raw."""

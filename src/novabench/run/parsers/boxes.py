@@ -158,6 +158,8 @@ class ParsedBoxes:
             ``"ok_order_from_keys"``, the explicit one, which gave only the scale.
         n_degenerate_dropped: boxes dropped for zero area (or values that are not finite),
             and ``box_2d`` boxes beside readable ones under a pixel convention.
+        dropped_why: ``n_degenerate_dropped`` per reason, in the words of the answer's note
+            (``{"with a value that is not a finite number": 1}``); ``{}`` when none.
         n_out_of_range: boxes kept that reach past the image on at least one side.
         n_swapped: boxes whose corners came in the wrong order and were put right.
         n_order_from_keys: boxes read in the order their keys fix, not the explicit
@@ -199,6 +201,7 @@ class ParsedBoxes:
     notes: tuple[str, ...] = ()
     readable_with: tuple[str, ...] = ()
     n_order_from_keys: int = 0
+    dropped_why: dict[str, int] = field(default_factory=dict)
 
     @property
     def n_boxes(self) -> int:
@@ -1242,23 +1245,29 @@ def _parse_localization(
         # Whatever the answer is read as, a box it wrote with such a value is a dropped box,
         # counted as every other (user31: "no target [nan, 1, 2, 3]" counted none).
         dropped_here = len(not_finite)
+        why_here = {_NOT_FINITE: dropped_here} if dropped_here else {}
         if not_boxes and not extraction.truncated:
             return ParsedBoxes(
                 status="unparseable",
                 notes=tuple(notes),
                 n_degenerate_dropped=dropped_here,
+                dropped_why=why_here,
                 error=f"the box list holds {not_boxes[0]} where a box of 4 numbers "
                 "was expected, and no box",
             )
         if extraction.said_not_found or extraction.explicit_empty or _says_no_target(text):
             return ParsedBoxes(
-                status="no_target", notes=tuple(notes), n_degenerate_dropped=dropped_here
+                status="no_target",
+                notes=tuple(notes),
+                n_degenerate_dropped=dropped_here,
+                dropped_why=why_here,
             )
         if extraction.truncated:
             return ParsedBoxes(
                 status="unparseable",
                 notes=tuple(notes),
                 n_degenerate_dropped=dropped_here,
+                dropped_why=why_here,
                 error="answer cut off before the first complete box",
             )
         if is_refusal(text):  # "I cannot help with this" declines; it is not "no target"
@@ -1268,13 +1277,15 @@ def _parse_localization(
                 status="refusal",
                 notes=tuple(notes),
                 n_degenerate_dropped=dropped_here,
+                dropped_why=why_here,
                 error=f"the model declined to localise: {shown!r}",
             )
         if not_finite:  # a box was written, with a value no box can have: not "no box"
             return ParsedBoxes(
                 status=INVALID_BOXES,
                 notes=tuple(notes),
-                n_degenerate_dropped=len(not_finite),
+                n_degenerate_dropped=dropped_here,
+                dropped_why=why_here,
                 error=_not_finite_error(not_finite),
             )
         return ParsedBoxes(
@@ -1401,6 +1412,7 @@ def _parse_localization(
         status=status,
         convention=used,
         n_degenerate_dropped=n_degenerate,
+        dropped_why={why: n for why, n in dropped.items() if n},
         n_out_of_range=n_out,
         n_swapped=n_swapped,
         error=invalid,
