@@ -204,3 +204,109 @@ def test_na_cells_of_the_human_reference_and_breakdowns_say_why() -> None:
         "- n/a: localization hit@30 (group 0) is undefined when no image has a gold box"
         in breakdown
     )
+
+
+# No image with a gold box, none with a box of rater 2: every key but the three hit rates
+# over ALL images, and FP30 where boxes were drawn, is n/a in every column (user31's case).
+NO_GOLD = {
+    "mAP@30": 0.0,
+    "hit@30": math.nan,
+    "FNR": math.nan,
+    "FP30": math.nan,
+}
+NO_GOLD_RATERS = {
+    "rater_1_vs_gold": {"mAP@30": 0.0, "hit@30": math.nan, "FNR": math.nan, "FP30": 1.0},
+    "rater_2_vs_gold": {"mAP@30": 0.0, "hit@30": math.nan, "FNR": math.nan, "FP30": math.nan},
+    "rater_1_vs_rater_2": {"mAP@30": 0.0, "hit@30": math.nan, "FNR": math.nan, "FP30": 1.0},
+}
+
+
+def _no_gold_report() -> dict:
+    report = _report(NO_GOLD)
+    report["human_reference"] = {
+        "localization": {
+            "available": True,
+            "raters": {"rater_1": "r1", "rater_2": "r2"},
+            "n_images": 2,
+            **NO_GOLD_RATERS,
+        }
+    }
+    return report
+
+
+def test_the_human_references_na_notes_are_one_line_per_key_each_column_its_reason() -> None:
+    """user31: 36 "n/a:" lines for 9 keys x 4 columns, and rater 1 vs rater 2's said "no
+    image has a gold box" where its reference is rater 2's boxes."""
+    lines = render_human_reference(_no_gold_report())
+    notes = [line for line in lines if line.startswith("- n/a:")]
+    assert notes == [  # the table's key order
+        "- n/a: localization FP30 is undefined when no box was predicted (0 / 0) (model); when "
+        "rater 2 drew no box (0 / 0) (rater 2 vs gold)",
+        "- n/a: localization FNR is undefined when no image has a gold box (model, rater 1 vs "
+        "gold, rater 2 vs gold); when no image has a box of rater 2 (rater 1 vs rater 2)",
+        "- n/a: localization hit@30 is undefined when no image has a gold box (model, rater 1 vs "
+        "gold, rater 2 vs gold); when no image has a box of rater 2 (rater 1 vs rater 2)",
+    ]
+
+
+def test_the_html_human_reference_table_says_why_each_na_is_undefined() -> None:
+    page = render_html(_no_gold_report())
+    start = page.index('id="human-reference"')
+    table = page[start : page.index("</table>", start)]
+    rows = {row.split("</td>")[0]: row for row in table.split("<tr><td>")[1:]}
+    rater_pair = rows["rater 1 vs rater 2"]
+    assert "undefined: no image has a box of rater 2" in rater_pair
+    assert "gold" not in rater_pair  # its reference is rater 2's boxes
+    assert rows["rater 2 vs gold"].count("undefined: ") == 3  # hit@30, FNR, FP30
+    assert "undefined: rater 2 drew no box (0 / 0)" in rows["rater 2 vs gold"]
+    model_row = next(row for name, row in rows.items() if "rater" not in name)
+    assert "undefined: no box was predicted (0 / 0)" in model_row
+    assert model_row.count("undefined: no image has a gold box") == 2
+
+
+def test_the_leaderboard_says_why_fp30_is_na_in_every_format() -> None:
+    from novabench.report.leaderboard import (
+        render_leaderboard_html,
+        render_leaderboard_markdown,
+        render_leaderboard_text,
+    )
+
+    board = {
+        "release": "f",
+        "models": [
+            {
+                "model": "blind",
+                "path": "a.json",
+                "tasks": {
+                    "localization": {
+                        "metrics": {"mAP@30": 0.0, "FP30": math.nan},
+                        "ci": {},
+                        "rank": None,
+                    }
+                },
+            },
+            {
+                "model": "keen",
+                "path": "b.json",
+                "tasks": {
+                    "localization": {
+                        "metrics": {"mAP@30": 0.5, "FP30": 0.5},
+                        "ci": {},
+                        "rank": None,
+                    }
+                },
+            },
+        ],
+        "ranking": {},
+        "human_reference": [
+            {"who": "rater 1 vs rater 2", "metrics": {"mAP@30": 0.5, "FP30": math.nan}}
+        ],
+        "notes": [],
+    }
+    why = (
+        "n/a: localization FP30 is undefined when no box was predicted (0 / 0) (blind); when "
+        "rater 1 drew no box (0 / 0) (human: rater 1 vs rater 2)"
+    )
+    assert why in render_leaderboard_text(board).splitlines()
+    assert f"- {why}" in render_leaderboard_markdown(board).splitlines()
+    assert f'<p class="note">{why}</p>' in render_leaderboard_html(board)

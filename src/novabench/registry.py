@@ -95,6 +95,25 @@ class KeyMeaning:
     source: str
     undefined: str
 
+    def undefined_when(self, predicted_by: str | None = None, reference: str | None = None) -> str:
+        """When the key is undefined for boxes drawn by ``predicted_by`` (None: the model)
+        scored against ``reference``'s boxes (None: the gold boxes), as the human reference
+        scores a rater against gold or against the other rater.
+
+        Example:
+            >>> fp30 = TASKS["localization"].meaning("FP30")
+            >>> fp30.undefined_when(), fp30.undefined_when("rater 1", "rater 2")
+            ('no box was predicted (0 / 0)', 'rater 1 drew no box (0 / 0)')
+            >>> TASKS["localization"].meaning("FNR").undefined_when("rater 1", "rater 2")
+            'no image has a box of rater 2'
+        """
+        text = self.undefined
+        if reference is not None:
+            text = text.replace("a gold box", f"a box of {reference}")
+        if predicted_by is not None:
+            text = text.replace("no box was predicted", f"{predicted_by} drew no box")
+        return text
+
 
 @dataclass(frozen=True)
 class TaskSpec:

@@ -39,6 +39,7 @@ from novabench.report.render import (
     model_name,
     resampled_unit,
     settings_lines,
+    undefined_reason,
     without_intervals,
 )
 from novabench.tasks import tasks_where
@@ -207,7 +208,7 @@ def _human_cell(report: Mapping[str, Any], task: str, key: str) -> str:
     lines = [
         f"{_text(name)}: {_percent(row[key])}"
         f"{_interval_suffix((row.get('confidence_intervals') or {}).get(key), row[key])}"
-        f"{_undefined_note(task, key, row[key])}"
+        f"{_undefined_note(task, key, row[key], name)}"
         for name, row in comparison_rows(section)
         if key in row
     ]
@@ -280,12 +281,13 @@ def _measure_rows(
     return html
 
 
-def _undefined_note(task: str, key: str, value: Any) -> str:
-    """Beside an ``n/a`` value: when the key is undefined (``registry.TaskSpec.meaning``)."""
-    meaning = registry.TASKS[task].meaning(key)
-    if _percent(value) != "n/a" or meaning is None:
+def _undefined_note(task: str, key: str, value: Any, who: str = "") -> str:
+    """Beside an ``n/a`` value: when the key is undefined (``registry.TaskSpec.meaning``),
+    for the human-reference comparison ``who`` names ("rater 1 vs rater 2") if any."""
+    why = undefined_reason(task, key, who)
+    if _percent(value) != "n/a" or why is None:
         return ""
-    return f'<br><span class="stand-in">undefined: {_text(meaning.undefined)}</span>'
+    return f'<br><span class="stand-in">undefined: {_text(why)}</span>'
 
 
 def _key_meanings_section(report: Mapping[str, Any]) -> list[_Section]:
@@ -429,10 +431,12 @@ def _human_task_section(report: Mapping[str, Any], task: str, human: Mapping[str
     rows = ([(model_name(report), model, section.get("confidence_intervals"))] if model else []) + [
         (name, row, row.get("confidence_intervals")) for name, row in compared
     ]
-    for name, row, intervals in rows:
+    for index, (name, row, intervals) in enumerate(rows):
+        who = "" if model and index == 0 else name  # the model's row: the registry's words
         cells = "".join(
             f'<td class="num">{_percent(row.get(k))}'
-            f"{_interval_suffix((intervals or {}).get(k), row.get(k))}</td>"
+            f"{_interval_suffix((intervals or {}).get(k), row.get(k))}"
+            f"{_undefined_note(task, k, row.get(k), who) if k in row else ''}</td>"
             for k in keys
         )
         table.append(f"<tr><td>{_text(name)}</td>{cells}</tr>")

@@ -62,6 +62,8 @@ __all__ = [
     "unfinished_run_line",
     "unverified_file_line",
     "unread_boxes_line",
+    "undefined_key_line",
+    "undefined_reason",
     "stand_in_lines",
     "with_current_keys",
     "with_notices",
@@ -936,6 +938,56 @@ def undefined_value_lines(report: Mapping[str, Any]) -> list[str]:
     return [
         undefined_value_line(task, key) for task, key, value, _ in _rows(report) if value == "n/a"
     ]
+
+
+def undefined_reason(task: str, key: str, who: str = "") -> str | None:
+    """When ``task``'s ``key`` is undefined, for the row or column ``who`` names: the
+    registry's words (``KeyMeaning.undefined_when``, the one source), a human-reference
+    comparison's sides put in ("rater 1 vs rater 2": rater 1's boxes scored against rater
+    2's, so "no image has a box of rater 2"); None for a key the registry does not define.
+
+    Example:
+        >>> undefined_reason("localization", "hit@30")
+        'no image has a gold box'
+        >>> undefined_reason("localization", "hit@30", "rater 1 vs rater 2")
+        'no image has a box of rater 2'
+        >>> undefined_reason("localization", "FP30", "rater_2_vs_gold")
+        'rater 2 drew no box (0 / 0)'
+    """
+    spec = registry.TASKS.get(task)
+    meaning = spec.meaning(key) if spec is not None else None
+    if meaning is None:
+        return None
+    predicted, _, reference = " ".join(who.replace("_", " ").split()).partition(" vs ")
+    return meaning.undefined_when(
+        predicted if reference and predicted else None,
+        reference if reference and reference != "gold" else None,
+    )
+
+
+def undefined_key_line(task: str, key: str, columns: Sequence[tuple[str, str]]) -> str:
+    """One line on why ``key`` is ``n/a`` in each of ``columns``, ``(label, who)`` pairs:
+    the label shown (a model's name, "rater 1 vs gold") and the human-reference comparison
+    it is (``""`` for a model: never read from its name); the columns of one reason named
+    together.
+
+    Example:
+        >>> print(undefined_key_line("localization", "hit@30", [("model", ""),
+        ...     ("rater 1 vs gold", "rater 1 vs gold"), ("rater 1 vs rater 2", "rater 1 vs rater 2")]))
+        n/a: localization hit@30 is undefined when no image has a gold box (model, rater 1 vs gold); when no image has a box of rater 2 (rater 1 vs rater 2)
+        >>> print(undefined_key_line("localization", "FNR", [("model", "")]))
+        n/a: localization FNR (model) is undefined when no image has a gold box
+    """
+    reasons: dict[str, list[str]] = {}
+    for label, who in columns:
+        why = undefined_reason(task, key, who) or "its value is not a number"
+        reasons.setdefault(why, []).append(label)
+    if len(reasons) == 1:
+        ((why, named),) = reasons.items()
+        return f"n/a: {task} {key} ({', '.join(named)}) is undefined when {why}"
+    return f"n/a: {task} {key} is undefined " + "; ".join(
+        f"when {why} ({', '.join(named)})" for why, named in reasons.items()
+    )
 
 
 def undefined_value_line(task: str, key: str, where: str = "") -> str:
@@ -2519,7 +2571,7 @@ def render_human_reference(report: Mapping[str, Any]) -> list[str]:
             "| metric | model | " + " | ".join(label for _, label in _HUMAN_COLUMNS) + " |",
             "|---|" + "---:|" * (1 + len(_HUMAN_COLUMNS)),
         ]
-        undefined: list[str] = []
+        undefined: list[str] = []  # one line per key, and per column not available
         for key in HEADLINE_KEYS[task]:
             if key not in model["metrics"]:
                 continue
@@ -2528,6 +2580,7 @@ def render_human_reference(report: Mapping[str, Any]) -> list[str]:
                     model["metrics"][key], model.get("confidence_intervals", {}).get(key)
                 )
             ]
+            columns: list[tuple[str, str]] = []  # where this key reads n/a
             for name, label in (("model", "model"), *_HUMAN_COLUMNS):
                 comparison = model["metrics"] if name == "model" else section.get(name, {})
                 if name != "model":
@@ -2543,7 +2596,9 @@ def render_human_reference(report: Mapping[str, Any]) -> list[str]:
                         )
                     )
                 if _percent(comparison.get(key)) == "n/a":
-                    undefined.append(undefined_value_line(task, key, f" ({label})"))
+                    columns.append((label, "" if name == "model" else label))
+            if columns:
+                undefined.append(undefined_key_line(task, key, columns))
             lines.append(f"| {key} | " + " | ".join(cells) + " |")
         lines += [""] + [f"- {line}" for line in dict.fromkeys(undefined)]
         lines += [f"- {note}" for note in section.get("notes", [])]

@@ -38,6 +38,7 @@ from novabench.report.leaderboard.tables import (
     _published_rows,
     _table,
     _task_table,
+    _undefined_lines,
 )
 
 
@@ -130,6 +131,8 @@ def render_leaderboard_markdown(board: Mapping[str, Any]) -> str:
         for difference in _differing(board, task):
             lines += [markdown_text(difference["sentence"]), ""]
         lines += _markdown_table(header, rows)
+        undefined = _undefined_lines(board, task)  # why a cell reads n/a, under its table
+        lines += ["", *(f"- {markdown_text(line)}" for line in undefined)] if undefined else []
     from novabench.report.render import render_published
 
     lines += render_published(_as_report(board), _published_rows(board))
@@ -200,6 +203,7 @@ def render_leaderboard_text(board: Mapping[str, Any]) -> str:
         for difference in _differing(board, task):
             lines += [_plain(difference["sentence"]), ""]
         lines += _text_table(header, rows)
+        lines += [_plain(line) for line in _undefined_lines(board, task)]
     from novabench.published import NOT_RESCORED, published_sources
 
     published = _published_rows(board)
@@ -350,6 +354,7 @@ def render_leaderboard_html(
         ]
         parts += [
             _html_table(header, rows),
+            *(f'<p class="note">{escape(line)}</p>' for line in _undefined_lines(board, task)),
         ]
     from novabench.published import NOT_RESCORED
 

@@ -210,6 +210,39 @@ def _task_table(board: Mapping[str, Any], task: str) -> tuple[list[str], list[li
     return header, rows
 
 
+def _undefined_lines(board: Mapping[str, Any], task: str) -> list[str]:
+    """Why each ``n/a`` of a task's table is undefined, one line per key, in the registry's
+    words as the report says them (``render.undefined_key_line``; a rater's row in its
+    comparison's: "rater 1 vs rater 2" has rater 2's boxes for reference).
+
+    Example:
+        >>> board = {"models": [{"model": "a", "path": "a.json", "tasks": {"localization": {
+        ...     "metrics": {"mAP@30": 0.0, "FP30": float("nan")}, "rank": None}}}],
+        ...     "ranking": {}, "human_reference": [{"who": "rater 1 vs rater 2", "metrics":
+        ...     {"mAP@30": 0.5, "FP30": float("nan")}}]}
+        >>> _undefined_lines(board, "localization")
+        ['n/a: localization FP30 is undefined when no box was predicted (0 / 0) (a); when rater 1 drew no box (0 / 0) (human: rater 1 vs rater 2)']
+    """
+    from novabench.report.render import undefined_key_line
+
+    lines = []
+    for key in _task_keys(board, task):
+        columns = [
+            (_label(board, model), "")
+            for model in board["models"]
+            if task in model["tasks"] and _cell(model["tasks"][task], key) == "n/a"
+        ]
+        if task in _HUMAN_TASKS:
+            columns += [
+                (f"human: {human['who']}", str(human["who"]))
+                for human in board.get("human_reference") or ()
+                if _human_cell(human, key) == "n/a"
+            ]
+        if columns:
+            lines.append(undefined_key_line(task, key, columns))
+    return lines
+
+
 def _as_report(board: Mapping[str, Any]) -> dict[str, Any]:
     """The tasks and headline keys of a board as a report's shape, for the published figures."""
     return {
