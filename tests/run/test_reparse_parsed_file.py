@@ -105,8 +105,9 @@ def test_reparse_writes_a_new_file_with_todays_reading_and_no_score_moves(
     assert old.read_bytes() == before
     assert (
         f"read again: 6 lines of {old} held another reading of their raw answer "
-        f"(parse_status 4, boxes_dropped 6; lines 1, 2, 3, 4, 5, 6): {new} holds"
-    ) in printed
+        f"(parse_status 4, boxes_dropped 6; lines 1, 2, 3, 4, 5, 6): {new} holds what the raw "
+        "answers read as today under box convention xyxy_pixel (--reparse)"
+    ) in printed  # the convention its earlier parse recorded, not one chosen now
     manifest = RunManifest.read(new)
     assert manifest is not None and manifest.parsed is not None
     assert manifest.parsed["reparsed_lines"] == [1, 2, 3, 4, 5, 6]
@@ -126,3 +127,19 @@ def test_reparse_writes_a_new_file_with_todays_reading_and_no_score_moves(
     assert main(["parse", str(new), *data, "--out", str(again), "--reparse", "-q"]) == 0
     assert "read again: " not in capsys.readouterr().out
     assert "reparsed_lines" not in (RunManifest.read(again).parsed or {})  # type: ignore[union-attr]
+
+
+def test_reparse_under_a_chosen_convention_says_it_was_chosen(
+    sample_release: Path, files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Another convention than the recorded one may read other boxes: the user chose it, and
+    # the line says so, so the moved reading is never taken for the recorded one's.
+    new = tmp_path / "chosen.jsonl"
+    data = ["--data", str(sample_release), "--box-convention", "protocol"]
+    capsys.readouterr()
+    assert main(["parse", str(files["old"]), *data, "--out", str(new), "--reparse", "-q"]) == 0
+    printed = capsys.readouterr().out
+    assert "as today under box convention protocol (chosen with --box-convention)" in printed
+    manifest = RunManifest.read(new)
+    assert manifest is not None and manifest.parsed is not None
+    assert manifest.parsed["box_convention"] == "protocol"

@@ -185,7 +185,8 @@ def run(args: argparse.Namespace) -> int:
             f"({', '.join(f'{name} {n}' for name, n in fields.items())}; line"
             f"{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers[:8]))}"
             f"{', ...' if len(numbers) > 8 else ''}): {out} holds what the raw answers read "
-            "as today (--reparse)",
+            f"as today under box convention {convention}"
+            f"{' (chosen with --box-convention)' if args.box_convention else ''} (--reparse)",
         )
     for line in first:
         if line:
