@@ -14,16 +14,10 @@ from typing import Any
 
 from novabench.report.leaderboard.ranking import (
     _ONE_MODEL,
-    _separable,  # noqa: F401 (tests import it here)
 )
 from novabench.report.leaderboard.recomputed import UNVERIFIED_MARK
-from novabench.report.leaderboard.settings import (  # noqa: F401 (tests import the private two here)
-    _CURVE_TASKS,
+from novabench.report.leaderboard.settings import (
     _HUMAN_TASKS,
-    RANK_METRICS,
-    SCORING_SETTINGS,
-    _bootstrap_note,
-    _setting_differences,
 )
 from novabench.report.leaderboard.values import _number
 from novabench.report.render import HEADLINE_KEYS, TASK_ORDER, headline_keys

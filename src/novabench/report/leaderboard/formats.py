@@ -22,15 +22,10 @@ from novabench.report.leaderboard.ranking import (
     _NOT_COMPARABLE,
     _ONE_MODEL,
     _READINGS_DIFFER,
-    _separable,  # noqa: F401 (tests import it here)
 )
-from novabench.report.leaderboard.settings import (  # noqa: F401 (tests import the private two here)
+from novabench.report.leaderboard.settings import (
     _CURVE_TASKS,
-    _HUMAN_TASKS,
     RANK_METRICS,
-    SCORING_SETTINGS,
-    _bootstrap_note,
-    _setting_differences,
 )
 from novabench.report.leaderboard.tables import (
     _as_report,

@@ -30,16 +30,8 @@ from novabench.report.leaderboard.cells import (
     _tasks,
     _verified_cell,
 )
-from novabench.report.leaderboard.ranking import (
-    _separable,  # noqa: F401 (tests import it here)
-)
-from novabench.report.leaderboard.settings import (  # noqa: F401 (tests import the private two here)
-    _CURVE_TASKS,
+from novabench.report.leaderboard.settings import (
     _HUMAN_TASKS,
-    RANK_METRICS,
-    SCORING_SETTINGS,
-    _bootstrap_note,
-    _setting_differences,
 )
 from novabench.report.leaderboard.values import _number
 
