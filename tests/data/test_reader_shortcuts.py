@@ -1,15 +1,16 @@
 """The reader's cheaper ways (issue 21) give what the plain ways give.
 
 Reading a release builds its rows from the ``meta`` struct's fields, joins each image's
-``Path`` to its folder's, finds unlisted PNGs by name and pauses the cyclic garbage
-collector while it reads. Each is held here to what it stands for: ``to_pylist``,
-``root / image_path``, the file a link leads to, and the collector's state as the caller
-left it.
+``Path`` to its folder's, finds unlisted PNGs by name (each file read split at its last
+"/") and pauses the cyclic garbage collector while it reads. Each is held here to what it
+stands for: ``to_pylist``, ``root / image_path``, the file a link leads to,
+``os.path.split``, and the collector's state as the caller left it.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import shutil
 from pathlib import Path
 
@@ -173,3 +174,34 @@ def test_records_and_rows_built_by_position_follow_their_classes_field_order() -
         "box_columns",
         "box_row",
     )
+
+
+def test_the_files_read_are_split_into_folder_and_name_as_os_path_split_does(
+    sample_release, tmp_path, monkeypatch
+) -> None:
+    """The unlisted-PNG check splits each image's resolved file at its last "/": what
+    os.path.split gives for an absolute, normal path, which every one is (a folder reached
+    through a link and an image that is a link included)."""
+    copy, images = _copy(sample_release, tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    moved = sorted(images.iterdir())[0]
+    shutil.move(moved, tmp_path / "elsewhere" / "moved.png")
+    shutil.move(tmp_path / "elsewhere", copy / "elsewhere")
+    moved.symlink_to(copy / "elsewhere" / "moved.png")  # an image that is a link
+    linked_root = tmp_path / "linked"
+    linked_root.symlink_to(copy)  # the release read through a linked folder
+    seen: list[str] = []
+    unlisted = validate._unlisted_png_warnings
+
+    def recording(folder, checked):
+        seen.extend(image.resolved for image in checked)
+        return unlisted(folder, checked)
+
+    monkeypatch.setattr(validate, "_unlisted_png_warnings", recording)
+    read_release(linked_root)
+    assert len(seen) == len(list(images.glob("*.png")))
+    assert f"{copy.resolve()}/elsewhere/moved.png" in seen
+    for resolved in seen:
+        assert os.path.isabs(resolved) and os.path.normpath(resolved) == resolved
+        parent, _, name = resolved.rpartition("/")
+        assert (parent or "/", name) == os.path.split(resolved)
