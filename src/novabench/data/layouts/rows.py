@@ -263,7 +263,9 @@ def read_parquet(path: Path, source: str, required: Sequence[str]) -> pa.Table:
 
     try:
         # ParquetFile, not read_table: same table, without pyarrow.dataset importing pandas.
-        parquet = pq.ParquetFile(path)
+        # No pre-buffering: it reads ahead on arrow's I/O thread (started for it, a thread
+        # more in the process), which pays on a remote store, not on a local file.
+        parquet = pq.ParquetFile(path, pre_buffer=False)
         footer = parquet.metadata
         _check_size(footer.num_rows, _uncompressed_bytes(footer), source)
         batches, decoded = [], 0
