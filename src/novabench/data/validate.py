@@ -305,9 +305,13 @@ class _FileBuffer:
     long-lived process (allocating it, faulting its pages in, shrinking it to size; in a
     fresh process the difference was not measurable). The view :meth:`png_of` or
     :meth:`png_or_head` returns is valid until the next call.
+
+    It starts at 128 kB (NOVA-size sample PNGs are 19-76 kB) and at least doubles when a
+    file needs more: made at 1 MB, its pages faulted in and zeroed cost 0.37-0.40 ms of a
+    fresh process's read (0.02 ms at 64 kB).
     """
 
-    def __init__(self, size: int = 1 << 20) -> None:
+    def __init__(self, size: int = 1 << 17) -> None:
         self._buffer = bytearray(size)
 
     def png_of(self, descriptor: int) -> memoryview | None:
@@ -327,7 +331,7 @@ class _FileBuffer:
             if filled == status.st_size < len(view):  # the size fstat gave, one byte short of
                 return view[:filled]  # what was asked: the end, seen without another read
             if len(view) <= status.st_size:  # larger than the buffer: a larger one
-                larger = bytearray(status.st_size + 1)
+                larger = bytearray(max(status.st_size + 1, 2 * len(view)))
                 larger[:filled] = view[:filled]
                 self._buffer, view = larger, memoryview(larger)
             while True:
