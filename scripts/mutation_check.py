@@ -103,6 +103,13 @@ DEFAULT_TARGETS: dict[str, list[str]] = {
         "tests/metrics/test_cluster_bootstrap.py",
         "tests/metrics/test_cluster_sums.py",
     ],
+    "src/novabench/metrics/stats.py": [
+        "tests/metrics/test_stats.py",
+        "tests/metrics/test_cluster_sums.py",
+        "tests/metrics/test_cluster_bootstrap.py",
+        "tests/metrics/test_bootstrap_vectorised.py",
+        "tests/test_blas.py",
+    ],
 }
 
 # Boundary shifts and negations of each comparison operator.
