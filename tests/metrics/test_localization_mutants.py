@@ -336,21 +336,17 @@ def test_coco_ap_of_a_case_resample_whose_ranks_reach_two_to_the_31() -> None:
 
 def test_no_image_to_score_is_warned_about_at_the_callers_line() -> None:
     # An empty prediction set (a filter that kept nothing): every key is NaN, said once, and
-    # the warning points at the line that called prepare_localization (this file), not
-    # inside the module.
-    for prepare in (
-        lambda: prepare_localization([], []),
-        lambda: prepare_localization_from_arrays(
-            np.zeros((0, 4)),
-            np.zeros(0, dtype=np.int64),
-            np.zeros((0, 4)),
-            np.zeros(0, dtype=np.int64),
-        ),
-    ):
-        with pytest.warns(LocalizationWarning) as caught:
-            evaluation = prepare()
+    # the warning points at the line here that called prepare_localization (each call made
+    # directly in this test: one frame further up is pytest's own code).
+    no_box = np.zeros((0, 4))
+    no_count = np.zeros(0, dtype=np.int64)
+    with pytest.warns(LocalizationWarning) as from_rows:
+        empty = prepare_localization([], [])
+    with pytest.warns(LocalizationWarning) as from_arrays:
+        prepare_localization_from_arrays(no_box, no_count, no_box, no_count)
+    for caught in (from_rows, from_arrays):
         assert [str(warning.message) for warning in caught] == [
             "no image to score: every key is undefined (NaN)"
         ]
         assert caught[0].filename == __file__
-        assert evaluation.n_items == 0
+    assert empty.n_items == 0
