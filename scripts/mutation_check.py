@@ -104,6 +104,7 @@ DEFAULT_TARGETS: dict[str, list[str]] = {
         "tests/metrics/test_cluster_sums.py",
     ],
     "src/novabench/metrics/stats.py": [
+        "tests/metrics/test_stats_mutants.py",
         "tests/metrics/test_stats.py",
         "tests/metrics/test_cluster_sums.py",
         "tests/metrics/test_cluster_bootstrap.py",
