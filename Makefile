@@ -62,7 +62,8 @@ bench: $(STAMP)
 # at a time (a tool, not a test: minutes per module). One module: make mutation MODULE=src/...
 # Add MUTATION_ARGS="--sample 80" to draw a random sample of mutants.
 MUTATION_MODULES ?= src/novabench/metrics/diagnosis.py src/novabench/run/parsers/boxes.py \
-	src/novabench/metrics/localization.py src/novabench/metrics/captioning.py
+	src/novabench/metrics/localization.py src/novabench/metrics/captioning.py \
+	src/novabench/metrics/stats.py
 MODULE ?= $(MUTATION_MODULES)
 mutation: $(STAMP)
 	for module in $(MODULE); do \

@@ -91,6 +91,7 @@ DEFAULT_TARGETS: dict[str, list[str]] = {
         "tests/metrics/test_localization_inputs_parity.py",
         "tests/metrics/test_bootstrap_vectorised.py",
         "tests/metrics/test_stats.py",
+        "tests/metrics/test_cluster_bootstrap.py",
     ],
     "src/novabench/metrics/captioning.py": [
         "tests/metrics/test_captioning_mutants.py",
@@ -99,6 +100,16 @@ DEFAULT_TARGETS: dict[str, list[str]] = {
         "tests/metrics/test_meteor_variants.py",
         "tests/metrics/test_keyword_judge.py",
         "tests/metrics/test_bootstrap_vectorised.py",
+        "tests/metrics/test_cluster_bootstrap.py",
+        "tests/metrics/test_cluster_sums.py",
+    ],
+    "src/novabench/metrics/stats.py": [
+        "tests/metrics/test_stats_mutants.py",
+        "tests/metrics/test_stats.py",
+        "tests/metrics/test_cluster_sums.py",
+        "tests/metrics/test_cluster_bootstrap.py",
+        "tests/metrics/test_bootstrap_vectorised.py",
+        "tests/test_blas.py",
     ],
 }
 

@@ -364,3 +364,144 @@ def test_both_entry_points_batch_bertscore_alike_by_default(monkeypatch) -> None
     score_captioning(*pair, exclude=only_bertscore)
     score_captioning(*pair, exclude=only_bertscore, bertscore_batch_size=5)
     assert batch_sizes[0] == batch_sizes[1] and batch_sizes[2] == 5
+
+
+# Three pairs whose ROUGE-L is read off by hand (LCS-based F with equal lengths: LCS / length):
+# pair 0 "a cyst" / "a cyst": 2/2 -> 1.0; pair 1 "no mass" / "a mass": LCS "mass", 1/2 -> 0.5;
+# pair 2 "edema" / "a cyst": nothing in common -> 0.0 (the doctests of aggregate*).
+THREE_PREDICTIONS = ["a cyst", "no mass", "edema"]
+THREE_REFERENCES = ["a cyst", "a mass", "a cyst"]
+
+
+def test_draw_counts_of_rows_of_0_1_2_and_3_pairs_score_each_row_as_aggregate() -> None:
+    # aggregate_counts takes rows of any length in one call (a resample of whole cases holds
+    # as many pairs as its cases). Rows of different lengths are scored in blocks of equal
+    # length; a row of no pair is NaN in every metric (BLEU's zero statistics would otherwise
+    # give 0.0), said without a numpy 0/0 warning; a row of one pair is that pair's score.
+    evaluation = prepare_captioning(THREE_PREDICTIONS, THREE_REFERENCES, exclude=["BERTScore-F1"])
+    counts = np.array([[0, 0, 0], [0, 1, 0], [0, 1, 1], [2, 1, 0], [1, 1, 1]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        many = evaluation.aggregate_counts(counts)
+    # Row 0: nothing; row 1: pair 1 alone, 0.5; row 2: (0.5 + 0.0) / 2; row 3: pair 0 twice
+    # and pair 1, (1 + 1 + 0.5) / 3; row 4: (1 + 0.5 + 0) / 3.
+    rouge = many["ROUGE-L"]
+    assert np.isnan(rouge[0])
+    assert rouge[1:].tolist() == [0.5, 0.25, pytest.approx(2.5 / 3), 0.5]
+    for key, values in many.items():
+        assert np.isnan(values[0]), key
+        for row in range(1, len(counts)):
+            one = evaluation.aggregate(np.repeat(np.arange(3), counts[row]))[key]
+            assert (np.isnan(one) and np.isnan(values[row])) or one == values[row], (key, row)
+
+
+def test_case_draw_counts_score_a_case_of_one_pair_and_a_resample_of_none() -> None:
+    # Two cases: pairs 0 and 1 (case 0), pair 2 (case 1). Resamples: no case; case 1 once
+    # (pair 2 alone: ROUGE-L 0.0, a score, not NaN); case 0 once ((1 + 0.5) / 2); case 1
+    # three times (0.0); both cases once ((1 + 0.5 + 0) / 3).
+    evaluation = prepare_captioning(THREE_PREDICTIONS, THREE_REFERENCES, exclude=["BERTScore-F1"])
+    codes = np.array([0, 0, 1])
+    counts = np.array([[0, 0], [0, 1], [1, 0], [0, 3], [1, 1]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        many = evaluation.aggregate_cluster_counts(counts, codes)
+    rouge = many["ROUGE-L"]
+    assert np.isnan(rouge[0])
+    assert rouge[1:].tolist() == [0.0, 0.75, 0.0, pytest.approx(0.5)]
+    spelt = evaluation.aggregate_counts(counts[:, codes])
+    for key, values in many.items():
+        assert np.isnan(values[0]), key
+        # Averaged metrics are summed per case (another order): equal within a few ulps.
+        np.testing.assert_allclose(values[1:], spelt[key][1:], rtol=1e-13, atol=0)
+
+
+def test_bleu_of_counted_and_case_draws_stays_exact_past_float32_integers() -> None:
+    # As test_bleu_of_a_resample_stays_exact_past_float32_integers, through the draw counts:
+    # the looping answer (11,011 hypothesis tokens) drawn 2,001 times sums 22,033,011
+    # tokens, odd and between 2**24 and 2**25, where float32 rounds it to an even number.
+    # Integer sums are exact in any order, so both paths must give aggregate()'s BLEU bit
+    # for bit.
+    sentence = "Axial FLAIR: hyperintense lesion in the left thalamus, no oedema."
+    evaluation = prepare_captioning(
+        [" ".join([sentence] * 1001)],
+        ["Axial FLAIR: hyperintense lesion of the left thalamus."],
+        exclude=NOT_KEYWORDS[1:],
+    )
+    hypothesis_tokens = int(evaluation.bleu_statistics[0].max()) * 2001
+    assert 2**24 < hypothesis_tokens < 2**25 and hypothesis_tokens % 2 == 1
+    one = evaluation.aggregate(np.zeros(2001, dtype=np.int64))["BLEU-4"]
+    assert evaluation.aggregate_counts(np.array([[2001]]))["BLEU-4"].tolist() == [one]
+    cases = evaluation.aggregate_cluster_counts(np.array([[2001]]), np.array([0]))
+    assert cases["BLEU-4"].tolist() == [one]
+
+
+def test_all_zero_draw_counts_are_nan_in_every_metric_without_a_numpy_warning() -> None:
+    # No resample draws a pair (a group's cases all left out, say): nothing to score in any
+    # row, so every metric of every row is NaN, with no 0/0 or log(0) warning from numpy.
+    evaluation = prepare_captioning(THREE_PREDICTIONS, THREE_REFERENCES, exclude=["BERTScore-F1"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        counted = evaluation.aggregate_counts(np.zeros((2, 3), dtype=np.int64))
+        cases = evaluation.aggregate_cluster_counts(np.zeros((2, 2), dtype=np.int64), [0, 0, 1])
+    for result in (counted, cases):
+        assert result.keys() == set(evaluation.metrics)
+        assert all(np.isnan(values).all() and len(values) == 2 for values in result.values())
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [
+        np.array([1, 1, 1]),  # one resample given flat (1-D)
+        np.array([[1, 1], [1, 1], [1, 1]]),  # 3 rows of 2 columns for 3 pairs
+        np.array([[1.0, 1.0, 1.0]]),  # floats, not counts
+        np.array([[2, -1, 1]]),  # a negative count
+    ],
+)
+def test_draw_counts_of_the_wrong_shape_or_kind_are_refused_naming_the_field(counts) -> None:
+    evaluation = prepare_captioning(THREE_PREDICTIONS, THREE_REFERENCES, exclude=NOT_KEYWORDS)
+    with pytest.raises(NovaInputError, match="non-negative integers, 3 columns") as caught:
+        evaluation.aggregate_counts(counts)
+    assert caught.value.field == "counts"
+
+
+def test_an_unknown_metric_name_gets_the_closest_name_and_a_model_key_the_bertscore_advice():
+    with pytest.raises(NovaInputError, match=r"did you mean 'ROUGE-L'\?") as caught:
+        prepare_captioning(["a cyst"], ["a cyst"], exclude=["ROUGE"])
+    assert "whichever model" not in str(caught.value)
+    with pytest.raises(NovaInputError, match="'BERTScore-F1' leaves BERTScore out whichever"):
+        prepare_captioning(["a cyst"], ["a cyst"], exclude=["BERTScore-F1-MiniLM-L6"])
+
+
+@pytest.mark.parametrize("fingerprint", [None, "ab12" * 16])
+def test_a_bertscore_model_of_ones_own_scores_under_its_key_with_its_fingerprint(
+    monkeypatch, tmp_path, fingerprint
+) -> None:
+    # A local folder "radbert" at layer 9 (bertscore_metric_key's doctest): its scores are
+    # BERTScore-F1[radbert-L9], in BERTScore-F1's place among the metrics, the other names
+    # unchanged. The folder's fingerprint is recorded when there is one (a folder holding
+    # weights), and no key at all when there is none (a Hub id).
+    from novabench.metrics import captioning
+
+    monkeypatch.setattr(
+        captioning,
+        "bertscore_f1_scores",
+        lambda predictions, references, **settings: (np.full(len(predictions), 0.25), "hash"),
+    )
+    monkeypatch.setattr(captioning, "bertscore_model_sha256", lambda hash_code: fingerprint)
+    folder = tmp_path / "radbert"
+    folder.mkdir()
+    keyword_metrics = ["ClinicalF1", "ModalityF1", "SequencePlaneF1", "BinaryF1"]
+    evaluation = prepare_captioning(
+        ["a cyst", "no mass"],
+        ["a cyst", "a mass"],
+        exclude=["BLEU-4", *keyword_metrics],
+        meteor="exact+stem",
+        bertscore_model=folder,
+        bertscore_num_layers=9,
+    )
+    assert evaluation.metrics == ("ROUGE-L", "METEOR-exact+stem", "BERTScore-F1[radbert-L9]")
+    assert evaluation.aggregate()["BERTScore-F1[radbert-L9]"] == 0.25
+    if fingerprint is None:
+        assert "BERTScore_model_sha256" not in evaluation.info
+    else:
+        assert evaluation.info["BERTScore_model_sha256"] == fingerprint

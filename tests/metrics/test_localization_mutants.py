@@ -263,3 +263,90 @@ def test_a_zero_height_gold_box_is_warned_about_and_a_thin_one_is_not() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", LocalizationWarning)
         prepare_localization([{"boxes": [GOLD]}], [{"boxes": [[0.0, 0.0, 10.0, 1.0]]}])
+
+
+def test_a_note_on_references_without_size_names_the_first_of_them() -> None:
+    # Three references: example 0 gives width and height, examples 1 and 2 do not. The note
+    # counts the two and names the first of them, example 1 (not the last, example 2).
+    sized = {"boxes": [GOLD], "width": 480, "height": 480}
+    evaluation = prepare_localization(
+        [{"boxes": [GOLD]}] * 3, [sized, {"boxes": [GOLD]}, {"boxes": [GOLD]}]
+    )
+    notes = evaluation.input_notes()
+    assert notes[0].startswith(
+        "2 of the 3 references give no width and height (first: example 1, references.width/height)"
+    )
+
+
+def test_draw_counts_of_minus_one_are_refused_naming_the_field() -> None:
+    evaluation = prepare_localization([{"boxes": [GOLD]}] * 2, [{"boxes": [GOLD]}] * 2)
+    for counts in (np.array([[2, -1]]), np.array([[1, 1.0]])):
+        with pytest.raises(NovaInputError, match="non-negative integers, 2 columns") as refused:
+            evaluation.aggregate_counts(counts)
+        assert refused.value.field == "counts"
+
+
+def test_draw_counts_whose_sums_pass_two_to_the_24_across_images_stay_exact() -> None:
+    # Two images, each with one gold box and 99 predictions (the first equal to the gold box,
+    # 98 far from it): kept 99, matched 1, false positives 98 per image. A resample drawing
+    # them 100,001 and 100,000 times keeps 99 * 200,001 = 19,800,099 predictions: odd, between
+    # 2**24 and 2**25, so float32 cannot hold it, although no single image's share (at most
+    # 100,001 * 99 = 9,900,099) reaches 2**24. FP30 = 98 * 200,001 / (99 * 200,001) = 98/99
+    # exactly (both sums exact, one correctly rounded division).
+    far = [[100.0 + i, 100.0, 110.0 + i, 110.0] for i in range(98)]
+    evaluation = prepare_localization(
+        [{"boxes": [GOLD, *far], "scores": [1.0] + [0.5] * 98}] * 2, [{"boxes": [GOLD]}] * 2
+    )
+    counted = evaluation.aggregate_counts(np.array([[100_001, 100_000]]), coco_ap=False)
+    assert counted["FP30"].tolist() == [98 / 99]
+    assert counted["TP30"].tolist() == [1.0]
+    cases = evaluation.aggregate_cluster_counts(
+        np.array([[100_001, 100_000]]), np.array([0, 1]), coco_ap=False
+    )
+    assert cases["FP30"].tolist() == [98 / 99]
+
+
+def test_coco_ap_of_a_case_resample_whose_ranks_reach_two_to_the_31() -> None:
+    # As test_coco_ap_of_a_resample_whose_ranks_reach_two_to_the_31, drawn as counts: two
+    # images (one case each), each with one gold box and 2**16 predictions equal to it, all
+    # of score 1; a resample drawing each 2**14 times holds 2**15 images, more than the set's
+    # 2, and ranks 2**31 detections, so the rank sums need int64 although no image is drawn
+    # 2**15 times. Every drawn copy is the same block (its first prediction matched), so the
+    # envelope is that of the one-image test: true positive t at rank (t - 1) * 2**16 + 1.
+    n_drawn, n_boxes = 2**15, 2**16
+    evaluation = prepare_localization_from_arrays(
+        np.tile(GOLD, (2 * n_boxes, 1)),
+        np.array([n_boxes, n_boxes]),
+        np.array([GOLD, GOLD]),
+        np.array([1, 1]),
+        max_detections=n_boxes,
+    )
+    resampled = evaluation.aggregate_counts(np.array([[2**14, 2**14]]))
+    expected = []
+    for point in np.linspace(0.0, 1.0, 101):
+        first = max(math.ceil(point * n_drawn), 1)
+        while first > 1 and (first - 1) / n_drawn >= point:  # ceil's float rounding
+            first -= 1
+        while first / n_drawn < point:
+            first += 1
+        expected.append(first / ((first - 1) * n_boxes + 1 + np.spacing(1)))
+    coco_ap = sum(expected) / 101
+    assert resampled["COCO-AP@50"].tolist() == pytest.approx([coco_ap], rel=1e-12)
+
+
+def test_no_image_to_score_is_warned_about_at_the_callers_line() -> None:
+    # An empty prediction set (a filter that kept nothing): every key is NaN, said once, and
+    # the warning points at the line here that called prepare_localization (each call made
+    # directly in this test: one frame further up is pytest's own code).
+    no_box = np.zeros((0, 4))
+    no_count = np.zeros(0, dtype=np.int64)
+    with pytest.warns(LocalizationWarning) as from_rows:
+        empty = prepare_localization([], [])
+    with pytest.warns(LocalizationWarning) as from_arrays:
+        prepare_localization_from_arrays(no_box, no_count, no_box, no_count)
+    for caught in (from_rows, from_arrays):
+        assert [str(warning.message) for warning in caught] == [
+            "no image to score: every key is undefined (NaN)"
+        ]
+        assert caught[0].filename == __file__
+    assert empty.n_items == 0
