@@ -217,10 +217,12 @@ def test_a_group_resample_refuses_a_position_or_place_it_cannot_read(
 
 def test_coco_ap_of_a_resample_whose_ranks_reach_two_to_the_31() -> None:
     # The rank sums switch from int32 to int64 when they could pass 2**31 - 1. Image 0 has one
-    # gold box and 2**16 predictions equal to it, all of score 1 (one tie block, the first
-    # matched, the rest false positives); 2**15 - 1 other images have nothing. A resample
-    # drawing image 0 all 2**15 times ranks 2**31 detections: the last rank needs int64.
-    n_images, n_boxes = 2**15, 2**16
+    # gold box and 2**13 predictions equal to it, all of score 1 (one tie block, the first
+    # matched, the rest false positives); 2**18 - 1 other images have nothing. A resample
+    # drawing image 0 all 2**18 times ranks 2**31 detections: the last rank needs int64.
+    # (2**13 boxes, not 2**16 on 2**15 images: the matching visits an image's detections rank
+    # by rank, and 2**16 of them cost 1.5 s; the product, and so the branch, is the same.)
+    n_images, n_boxes = 2**18, 2**13
     det_counts = np.zeros(n_images, dtype=np.int64)
     det_counts[0] = n_boxes
     gold_counts = np.zeros(n_images, dtype=np.int64)
@@ -308,12 +310,12 @@ def test_draw_counts_whose_sums_pass_two_to_the_24_across_images_stay_exact() ->
 
 def test_coco_ap_of_a_case_resample_whose_ranks_reach_two_to_the_31() -> None:
     # As test_coco_ap_of_a_resample_whose_ranks_reach_two_to_the_31, drawn as counts: two
-    # images (one case each), each with one gold box and 2**16 predictions equal to it, all
-    # of score 1; a resample drawing each 2**14 times holds 2**15 images, more than the set's
+    # images (one case each), each with one gold box and 2**11 predictions equal to it, all
+    # of score 1; a resample drawing each 2**19 times holds 2**20 images, more than the set's
     # 2, and ranks 2**31 detections, so the rank sums need int64 although no image is drawn
-    # 2**15 times. Every drawn copy is the same block (its first prediction matched), so the
-    # envelope is that of the one-image test: true positive t at rank (t - 1) * 2**16 + 1.
-    n_drawn, n_boxes = 2**15, 2**16
+    # 2**20 times. Every drawn copy is the same block (its first prediction matched), so the
+    # envelope is that of the one-image test: true positive t at rank (t - 1) * 2**11 + 1.
+    n_drawn, n_boxes = 2**20, 2**11
     evaluation = prepare_localization_from_arrays(
         np.tile(GOLD, (2 * n_boxes, 1)),
         np.array([n_boxes, n_boxes]),
@@ -321,7 +323,7 @@ def test_coco_ap_of_a_case_resample_whose_ranks_reach_two_to_the_31() -> None:
         np.array([1, 1]),
         max_detections=n_boxes,
     )
-    resampled = evaluation.aggregate_counts(np.array([[2**14, 2**14]]))
+    resampled = evaluation.aggregate_counts(np.array([[2**19, 2**19]]))
     expected = []
     for point in np.linspace(0.0, 1.0, 101):
         first = max(math.ceil(point * n_drawn), 1)
