@@ -66,6 +66,33 @@ def test_no_test_module_imports_a_heavy_library_at_its_top() -> None:
     assert not _HEAVY_TOP_LEVEL_IMPORT.search("import evaluated_things\n")
 
 
+# A file reading a heavy library through LazyModule, but in no group, imports it on whichever
+# worker runs it: test_warning_locations.py and test_box_precision.py, left out, had both
+# workers import evaluate, torch and transformers (suite28).
+_LAZY_HEAVY = re.compile(r"LazyModule\(\s*\"(evaluate|gradio|nltk|rouge_score|sklearn)\b")
+
+
+def test_every_file_reading_a_heavy_library_lazily_is_in_its_group() -> None:
+    readers = {
+        str(path.relative_to(REPO)): match.group(1)
+        for path in sorted((REPO / "tests").rglob("test_*.py"))
+        if path.name != Path(__file__).name  # this file: its examples of the rule
+        for match in [_LAZY_HEAVY.search(path.read_text(encoding="utf-8"))]
+        if match is not None
+    }
+    outside = {
+        name: library
+        for name, library in readers.items()
+        if name not in HEAVY_LIBRARY_FILES | NLTK_FILES and name not in SLOW_ONLY_FILES
+    }
+    assert outside == {}, f"add these to tests/lazy_import.py's groups: {outside}"
+    assert readers["tests/test_warning_locations.py"] == "evaluate"
+    assert readers["tests/metrics/test_porter.py"] == "nltk"
+    # The rule reads what it should: the library named first in the call is the one matched.
+    assert _LAZY_HEAVY.search('x = LazyModule("sklearn.metrics")')
+    assert not _LAZY_HEAVY.search('x = LazyModule("playwright.sync_api")')
+
+
 def test_the_heavy_library_files_share_one_worker_under_xdist() -> None:
     from tests.conftest import pytest_xdist_make_scheduler
 
