@@ -332,7 +332,10 @@ def test_no_module_of_the_package_warns_but_through_errors() -> None:
     for path in sorted(package.rglob("*.py")):
         if path.name == "errors.py" and path.parent == package:
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        if "warn" not in text:  # no call below can be written without it: not parsed
+            continue
+        tree = ast.parse(text)
         from_warnings = {
             alias.asname or alias.name
             for node in ast.walk(tree)
