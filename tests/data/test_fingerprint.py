@@ -41,12 +41,14 @@ def two_cases(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
 
 
-@pytest.mark.parametrize("layout", ["v1", "legacy"])
-def test_fingerprint_equals_the_original_definition(tmp_path, layout) -> None:
-    folder = write_sample_release(
-        tmp_path / "nova", n_cases=3, seed=2, layout=layout, progress=False
-    )
-    release = read_release(folder)
+# The run's shared sample in both layouts (8 cases, built once per run), not a 3-case sample
+# written again per layout here: the same check on more records, 0.5 CPU s less.
+@pytest.mark.parametrize("layout", ["sample_release", "sample_release_legacy"])
+def test_fingerprint_equals_the_original_definition(
+    request: pytest.FixtureRequest, layout: str
+) -> None:
+    release = read_release(request.getfixturevalue(layout))
+    assert len(release.images) > 8  # several images per case
     assert release.fingerprint() == reference_fingerprint(release)
 
 
