@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import warnings
 from dataclasses import replace
@@ -116,7 +117,29 @@ def test_a_merged_or_parsed_manifest_gets_no_appended_bytes_allowance(tmp_path: 
         assert refused.value.field == "file.sha256"
 
 
+#: Per test process: the sample release -> the folder holding its two shards as first made.
+_SHARDS_MADE: dict[Path, Path] = {}
+
+
 def shards_one_without_digest(sample_release: Path, folder: Path) -> tuple[Path, Path]:
+    """Two floor-run shards of the sample (localisation) in ``folder``; shard 1's manifest
+    rewritten as an older novabench's, with no digest of the file.
+
+    The two runs (0.6 CPU s) are made once per test process, beside the shared sample, and
+    their files (answers and manifests, which name no folder) copied here for each caller.
+    """
+    made = _SHARDS_MADE.get(sample_release)
+    if made is None:
+        made = sample_release.parent / f"shards-without-digest-{os.getpid()}"
+        made.mkdir()
+        _make_shards_one_without_digest(sample_release, made)
+        _SHARDS_MADE[sample_release] = made
+    for name in sorted(path.name for path in made.iterdir()):
+        shutil.copy2(made / name, folder / name)
+    return folder / "shard0.jsonl", folder / "shard1.jsonl"
+
+
+def _make_shards_one_without_digest(sample_release: Path, folder: Path) -> None:
     shards = []
     for index in range(2):
         shard = folder / f"shard{index}.jsonl"
@@ -127,7 +150,6 @@ def shards_one_without_digest(sample_release: Path, folder: Path) -> tuple[Path,
     older = RunManifest.read(shards[1])
     assert older is not None
     replace(older, file=None, format_version=1).write(shards[1])  # an older novabench's
-    return shards[0], shards[1]
 
 
 SHARD1_UNVERIFIED = (
