@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -47,11 +48,13 @@ def test_the_papers_figures_have_no_count_and_so_no_interval() -> None:
 
 @pytest.mark.parametrize("n", [50, 906])
 def test_hit_count_inverts_every_rate_it_is_given(n: int) -> None:
+    # How many counts round to each one-decimal rate, counted once (not searched per k: n**2).
+    rounded = [round(100.0 * j / n, 1) for j in range(n + 1)]
+    fits = Counter(rounded)
     for k in range(n + 1):
         assert hit_count(100.0 * k / n, n) == k
-        one_decimal = round(100.0 * k / n, 1)
-        fits = [j for j in range(n + 1) if round(100.0 * j / n, 1) == one_decimal]
-        assert hit_count(one_decimal, n, 1) == (k if len(fits) == 1 else None)
+        one_decimal = rounded[k]
+        assert hit_count(one_decimal, n, 1) == (k if fits[one_decimal] == 1 else None)
 
 
 def test_hit_count_refuses_what_no_count_gives() -> None:
