@@ -78,13 +78,17 @@ def test_a_pretty_printed_answer_cut_anywhere_reads_as_the_compact_one(
     prefix = "```json\n" if fenced else ""
     # Expected from the corners alone: [x, y, width, height] of the first n boxes.
     expected = [[float(x1), float(y1), float(x2 - x1), float(y2 - y1)] for x1, y1, x2, y2 in boxes]
+    # The compact answer is cut at one place per count of finished boxes: read once each.
+    compact_read: dict[int, list[list[float]]] = {}
     for cut in range(len(pretty) + 1):
         finished = sum(end <= cut for end in pretty_ends)
         # The compact answer cut where it holds as many finished boxes: right after the last
         # finished box's "]", or just before the first box's "]" when none is finished.
         compact_cut = compact_ends[finished - 1] if finished else compact_ends[0] - 1
+        if compact_cut not in compact_read:
+            compact_read[compact_cut] = read(prefix + compact[:compact_cut], convention)
         got = read(prefix + pretty[:cut], convention)
-        assert got == read(prefix + compact[:compact_cut], convention), (cut, pretty[:cut])
+        assert got == compact_read[compact_cut], (cut, pretty[:cut])
         assert got == expected[:finished], (cut, pretty[:cut])
 
 
