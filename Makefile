@@ -23,10 +23,11 @@ demo: $(STAMP)
 # __pycache__ folders) even where the environment sets PYTHONDONTWRITEBYTECODE: without it each
 # xdist worker compiles the package and rewrites every test module's asserts on every run, half of
 # its collection time. (scripts/mutation_check.py sets it again for its mutants, rightly.)
-# The pytest step costs about 95 CPU s (user+sys, bytecode cached; 102 s for the tree before,
-# 3482645, the same hour at load 4-6; about 130 s on a first run, which compiles every module);
-# its wall time is at least CPU / 2 on 2 cores and follows the load (66-126 s in those runs:
-# measured figures in CONTRIBUTING.md, "Tests"). The tests
+# The pytest step costs about 90 CPU s (user+sys, bytecode cached, 6,277 tests, suite28: 89.8 s
+# and 50.0 s wall at load 0.6-1.4; the tree before, 8aba094, 6,294 tests, 119-123 s and 65-67 s
+# at load 1.2-1.9 that hour, 59 s at a quiet moment; about 130 s on a first run, which compiles
+# every module); its wall time is at least CPU / 2 on 2 cores and follows the load (measured
+# figures in CONTRIBUTING.md, "Tests"). The tests
 # set OMP_NUM_THREADS=1 in each xdist worker (tests/conftest.py) unless you set it. mypy takes ~12
 # CPU s without its .mypy_cache (a fresh clone; ~43 s while it analysed transformers and torch
 # whole), ~5 s with it.
