@@ -238,15 +238,7 @@ def test_coco_ap_of_a_resample_whose_ranks_reach_two_to_the_31() -> None:
     # Draw j's true positive is the first of its block: true positive t sits at rank
     # (t - 1) * 2**16 + 1, with precision t / (rank + eps), falling as t grows. So the
     # envelope at recall point p is the precision of the first t with t / 2**15 >= p.
-    expected = []
-    for point in np.linspace(0.0, 1.0, 101):
-        first = max(math.ceil(point * n_images), 1)
-        while first > 1 and (first - 1) / n_images >= point:  # ceil's float rounding
-            first -= 1
-        while first / n_images < point:
-            first += 1
-        expected.append(first / ((first - 1) * n_boxes + 1 + np.spacing(1)))
-    coco_ap = sum(expected) / 101
+    coco_ap = _one_hit_per_block_ap(n_images, n_boxes)
     assert resampled["COCO-AP@50"].tolist() == pytest.approx([coco_ap], rel=1e-12)
     assert resampled["COCO-AP@30"].tolist() == pytest.approx([coco_ap], rel=1e-12)
 
@@ -324,15 +316,7 @@ def test_coco_ap_of_a_case_resample_whose_ranks_reach_two_to_the_31() -> None:
         max_detections=n_boxes,
     )
     resampled = evaluation.aggregate_counts(np.array([[2**19, 2**19]]))
-    expected = []
-    for point in np.linspace(0.0, 1.0, 101):
-        first = max(math.ceil(point * n_drawn), 1)
-        while first > 1 and (first - 1) / n_drawn >= point:  # ceil's float rounding
-            first -= 1
-        while first / n_drawn < point:
-            first += 1
-        expected.append(first / ((first - 1) * n_boxes + 1 + np.spacing(1)))
-    coco_ap = sum(expected) / 101
+    coco_ap = _one_hit_per_block_ap(n_drawn, n_boxes)
     assert resampled["COCO-AP@50"].tolist() == pytest.approx([coco_ap], rel=1e-12)
 
 
@@ -352,3 +336,19 @@ def test_no_image_to_score_is_warned_about_at_the_callers_line() -> None:
         ]
         assert caught[0].filename == __file__
     assert empty.n_items == 0
+
+
+def _one_hit_per_block_ap(n_gold: int, n_boxes: int) -> float:
+    """COCO AP, by hand, of detections ranked in blocks of ``n_boxes`` whose first is the
+    block's only true positive, ``n_gold`` blocks: true positive t sits at rank
+    (t - 1) * n_boxes + 1, and the envelope at recall point p is the precision of the first
+    t with t / n_gold >= p (pycocotools' eps in the denominator)."""
+    expected = []
+    for point in np.linspace(0.0, 1.0, 101):
+        first = max(math.ceil(point * n_gold), 1)
+        while first > 1 and (first - 1) / n_gold >= point:  # ceil's float rounding
+            first -= 1
+        while first / n_gold < point:
+            first += 1
+        expected.append(first / ((first - 1) * n_boxes + 1 + np.spacing(1)))
+    return sum(expected) / 101
