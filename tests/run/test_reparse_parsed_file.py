@@ -143,3 +143,25 @@ def test_reparse_under_a_chosen_convention_says_it_was_chosen(
     manifest = RunManifest.read(new)
     assert manifest is not None and manifest.parsed is not None
     assert manifest.parsed["box_convention"] == "protocol"
+
+
+def test_the_way_out_of_a_file_without_its_manifest_reads_as_the_kept_parse(
+    sample_release: Path, files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # user32: the lines copied without their manifest are read again with auto, so the
+    # suggested --reparse must carry the convention that reads them as kept (here the
+    # xyxy_pixel the fixture parsed with), or running it as printed moves the score.
+    bare = tmp_path / "bare.jsonl"
+    bare.write_bytes(files["old"].read_bytes())  # the lines alone, no manifest beside them
+    capsys.readouterr()
+    arguments = ["evaluate", "--data", str(sample_release), "--predictions", str(bare)]
+    assert main([*arguments, "--out", str(tmp_path / "r.json"), *FAST]) == 2
+    err = capsys.readouterr().err
+    suggested = err.split("write a new file with `", 1)[1].split("`", 1)[0]
+    assert " --reparse --box-convention " in suggested
+    new = tmp_path / "new.jsonl"
+    command = suggested.replace("RELEASE", str(sample_release)).replace("NEW.jsonl", str(new))
+    assert main([*command.split()[1:], "-q"]) == 0  # as printed, but for the two placeholders
+    assert scores(sample_release, new, tmp_path / "new.json") == scores(
+        sample_release, files["today"], tmp_path / "today.json"
+    )

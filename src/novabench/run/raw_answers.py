@@ -140,8 +140,28 @@ def parse_raw(
     if differing:
         first, fresh, convention, was_recorded = differing[0]
         others = () if was_recorded else _conventions_reading_as_stored(first, sizes)
+        option = ""
+        if not was_recorded and "input_size" in registry.TASKS[first.task].extra_fields:
+            # The way out must read as the kept parse did: the first of the differing lines
+            # (a few dozen looked at) that some explicit convention reads as stored names it.
+            found = others or next(
+                (
+                    conventions
+                    for record, _, _, recorded in differing[1:_LINES_SEARCHED_FOR_CONVENTION]
+                    if not recorded
+                    and (conventions := _conventions_reading_as_stored(record, sizes))
+                ),
+                (),
+            )
+            option = _reparse_convention(convention, found)
         _refuse_disagreement(
-            first, fresh, convention, was_recorded, others, [(r, f) for r, f, _, _ in differing]
+            first,
+            fresh,
+            convention,
+            was_recorded,
+            others,
+            [(r, f) for r, f, _, _ in differing],
+            option,
         )
     return replace(aligned, records=records)
 
@@ -312,6 +332,7 @@ def _refuse_disagreement(
     recorded: bool,
     reading_as_stored: Sequence[str] = (),
     lines_differing: Sequence[tuple[PredictionRecord, PredictionRecord]] = (),
+    reparse_option: str = "",
 ) -> None:
     """Refuse a line whose parsed fields or ``parse_status`` are not what its raw answer
     reads as (hand-edited, or parsed by another parser): one of the two would be scored
@@ -320,7 +341,8 @@ def _refuse_disagreement(
     ``--box-convention`` and the conventions that read it as stored.
 
     ``lines_differing`` holds every line that disagrees (``stored`` first): the message counts
-    them, by field and file, and names the one command that reads them all again.
+    them, by field and file, and names the one command that reads them all again, with
+    ``reparse_option`` (a ``--box-convention``, see :func:`_reparse_convention`).
 
     Raises:
         NovaInputError: naming the file, line and item, the task and the field.
@@ -366,7 +388,7 @@ def _refuse_disagreement(
             *why,
             f"; drop {answer_field} and parse_status to have {spec.raw_field} read again, or "
             f"drop {', '.join(with_raw)} to score {answer_field} as given",
-            _differing_phrase(stored, lines_differing),
+            _differing_phrase(stored, lines_differing, reparse_option),
         ),
         source=stored.source,
         record=f"line {stored.line} ({stored.key})",
@@ -374,11 +396,42 @@ def _refuse_disagreement(
     )
 
 
+#: How many differing lines a refusal reads again under every convention, looking for the one
+#: the kept parse used (each costs one parse per convention).
+_LINES_SEARCHED_FOR_CONVENTION = 50
+
+
+def _reparse_convention(convention: str, reading_as_stored: Sequence[str]) -> str:
+    """The ``--box-convention`` a suggested ``--reparse`` of a file without a recorded parse
+    must carry: without it the raw answers are read with ``auto``, which may read other
+    boxes than the parse the user kept did (and so move a score the user did not choose).
+    The convention this evaluation chose, else the one that reads the first line as stored,
+    else a name for the user to fill in.
+
+    Example:
+        >>> _reparse_convention("xyxy_pixel", ["protocol"])
+        ' --box-convention xyxy_pixel'
+        >>> _reparse_convention("auto", ["protocol", "qwen"])
+        ' --box-convention protocol'
+        >>> _reparse_convention("auto", [])
+        ' --box-convention THE_ONE_IT_WAS_PARSED_WITH'
+    """
+    if convention != "auto":
+        return f" --box-convention {convention}"
+    if reading_as_stored:
+        return f" --box-convention {reading_as_stored[0]}"
+    return " --box-convention THE_ONE_IT_WAS_PARSED_WITH"
+
+
 def _differing_phrase(
-    stored: PredictionRecord, differing: Sequence[tuple[PredictionRecord, PredictionRecord]]
+    stored: PredictionRecord,
+    differing: Sequence[tuple[PredictionRecord, PredictionRecord]],
+    convention_option: str = "",
 ) -> str:
     """How many lines disagree with their raw answer, by field and file, and the command
-    that reads every raw answer again into a new file ("" without the list).
+    that reads every raw answer again into a new file ("" without the list), carrying
+    ``convention_option`` (see :func:`_reparse_convention`; "" when the file's manifest
+    recorded how it was parsed, which ``--reparse`` reads).
 
     Example:
         >>> from novabench.run.records import PredictionRecord
@@ -414,8 +467,9 @@ def _differing_phrase(
         f"; {count} line{'s differ' if count > 1 else ' differs'} from what "
         f"{'their' if count > 1 else 'its'} raw answer reads as today ({by_field}; {where}): "
         "to score what every raw answer reads as, write a new file with `nova parse "
-        f"{' '.join(lines) if len(lines) > 1 else stored.source} --reparse --data RELEASE "
-        "--out NEW.jsonl`, or run nova parse on the raw file again"
+        f"{' '.join(lines) if len(lines) > 1 else stored.source} --reparse"
+        f"{convention_option} --data RELEASE --out NEW.jsonl`, or run nova parse on the raw "
+        "file again"
     )
 
 
