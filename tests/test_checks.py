@@ -161,6 +161,8 @@ def test_score_batch_aligns_scores_with_boxes() -> None:
     with pytest.raises(NovaInputError, match="1 values but there are 2 boxes") as info:
         checks.score_batch([[0.5], None, []], counts)
     assert (info.value.record, info.value.field) == ("example 0", "predictions.scores")
+    with pytest.raises(NovaInputError, match="2 values but there is 1 box$"):
+        checks.score_batch([None, [0.5, 0.25], []], counts)  # example 1 holds one box
 
 
 @pytest.mark.parametrize(

@@ -808,7 +808,8 @@ def _score_problem(scores: Any, n_boxes: int | None, field: str) -> tuple[str, s
     if isinstance(scores, (str, bytes, Mapping)) or not hasattr(scores, "__len__"):
         return f"scores must be a list of numbers, got {type(scores).__name__}", field
     if n_boxes is not None and len(scores) != n_boxes:
-        return f"scores has {len(scores)} values but there are {n_boxes} boxes", field
+        boxes = f"is {n_boxes} box" if n_boxes == 1 else f"are {n_boxes} boxes"
+        return f"scores has {len(scores)} values but there {boxes}", field
     for index, value in enumerate(scores):
         try:
             number(value, field=f"{field}[{index}]")

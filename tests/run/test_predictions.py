@@ -111,6 +111,13 @@ GOOD_IMAGE = {"filename": "case0001_001.png", "boxes": [[1, 2, 3, 4]]}
 BAD_FILES = [
     # (lines, bad line number, field named, words in the message)
     ([GOOD_IMAGE, '{"filename": "case0002_001.png", "boxes": [[1, 2'], 2, None, "not valid JSON"),
+    # Cut inside a string: json's own "starting at" is not doubled into "at at column".
+    (
+        [GOOD_IMAGE, '{"filename": "case0002_001.png", "raw_boxes": "[1, 2'],
+        2,
+        None,
+        "Unterminated string starting at column 47",  # its opening quote
+    ),
     ([{"filename": "case9999_001.png", "boxes": []}], 1, "filename", "unknown filename"),
     ([{"case_id": "case0042", "diagnoses": ["x"]}], 1, "case_id", "unknown case id"),
     (

@@ -497,7 +497,8 @@ def _iter_json_lines(
                 elif not text.endswith("\n"):
                     hint = " (the last line is cut off, as after an interrupted run; `nova run` repairs it on resume)"
                 raise NovaInputError(
-                    f"not valid JSON: {error.msg} at column {error.colno}{hint}",
+                    # json's "Unterminated string starting at" ends in "at" already.
+                    f"not valid JSON: {error.msg.removesuffix(' at')} at column {error.colno}{hint}",
                     source=source,
                     record=f"line {number}",
                 ) from None
