@@ -119,6 +119,20 @@ BAD_FILES = [
         "Unterminated string starting at column 47",  # its opening quote
     ),
     ([{"filename": "case9999_001.png", "boxes": []}], 1, "filename", "unknown filename"),
+    # A path or another case where the bare filename goes: the release's own name offered.
+    (
+        [{"filename": "images/CASE0001_001.PNG", "boxes": []}],
+        1,
+        "filename",
+        "did you mean 'case0001_001.png'?",
+    ),
+    # A raw answer given as a list: the field for an answer already read is named.
+    (
+        [{"filename": "case0001_001.png", "raw_boxes": [[1, 2, 3, 4]]}],
+        1,
+        "raw_boxes",
+        "an answer already read goes under 'boxes'",
+    ),
     ([{"case_id": "case0042", "diagnoses": ["x"]}], 1, "case_id", "unknown case id"),
     (
         [GOOD_IMAGE, {"case_id": "case0001", "diagnoses": []}, GOOD_IMAGE],

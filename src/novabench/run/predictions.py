@@ -90,6 +90,7 @@ from novabench.run.records import (  # noqa: F401
     _key_field,
     _release_keys,
     _too_long,
+    unknown_key_message,
 )
 
 __all__ = [
@@ -153,7 +154,14 @@ class _LineChecker:
         """A raw answer or a server's error text: kept as the model gave it, lone surrogates
         too (the parsers replace them and ``write_predictions`` escapes them)."""
         if not isinstance(value, str):
-            raise self.fail(f"must be a string, got {type(value).__name__}", name)
+            # A raw answer is the model's text; an answer already read has its own field.
+            parsed = name.removeprefix("raw_")
+            hint = (
+                f" (the model's text as it answered; an answer already read goes under {parsed!r})"
+                if parsed != name
+                else ""
+            )
+            raise self.fail(f"must be a string, got {type(value).__name__}{hint}", name)
         return value
 
     def finite(self, value: Any, name: str) -> float:
@@ -235,8 +243,7 @@ def _line_records(
     check = _LineChecker(source, line, key)
     known = filenames if key_field == "filename" else case_ids
     if known is not None and key not in known:
-        kind = key_field.replace("_", " ")
-        raise check.fail(f"unknown {kind} {key!r}: not in the release", key_field)
+        raise check.fail(unknown_key_message(key_field, key, known), key_field)
     allowed = _UNIT_KEYS[key_field]
     unknown = sorted(set(payload) - allowed)
     if unknown:

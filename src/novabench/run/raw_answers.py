@@ -26,6 +26,7 @@ from novabench.run.records import (
     _key_field,
     _release_keys,
     _too_long,
+    unknown_key_message,
 )
 
 __all__ = ["parse_raw", "reparsed_lines"]
@@ -487,7 +488,7 @@ def _realign(predictions: PredictionSet, release: Any) -> PredictionSet:
         for key, record in predictions.records[task].items():
             if key not in known[task]:
                 raise NovaInputError(
-                    f"unknown {key_field.replace('_', ' ')} {key!r}: not in the release",
+                    unknown_key_message(key_field, key, known[task]),
                     source=record.source,
                     record=f"line {record.line}",
                     field=key_field,

@@ -10,7 +10,7 @@ What reading a predictions file gives (:mod:`novabench.run.predictions`), what `
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,6 +149,28 @@ def _release_keys(release: Any) -> tuple[list[str], list[str]]:
     filenames = [image.filename for image in release.images]
     case_ids = [case.case_id for case in release.cases()]
     return filenames, case_ids
+
+
+def unknown_key_message(key_field: str, key: str, known: Iterable[str]) -> str:
+    """The refusal of an item ``key`` the release does not hold, with the release's own
+    name for it when the key differs from one only by a folder or by letter case (a path
+    written where the bare filename goes, an upper-cased name).
+
+    Example:
+        >>> unknown_key_message("filename", "images/CASE0001_001.PNG", ["case0001_001.png"])
+        "unknown filename 'images/CASE0001_001.PNG': not in the release; did you mean 'case0001_001.png'? (filenames are the release's, without a folder)"
+        >>> unknown_key_message("case_id", "case9999", ["case0001"])
+        "unknown case id 'case9999': not in the release"
+    """
+    message = f"unknown {key_field.replace('_', ' ')} {key!r}: not in the release"
+    wanted = key.replace("\\", "/").rsplit("/", 1)[-1].casefold()
+    match = next((name for name in known if name.casefold() == wanted), None)
+    if match is None:
+        return message
+    return (
+        f"{message}; did you mean {match!r}? ({key_field.replace('_', ' ')}s are the "
+        "release's, without a folder)"
+    )
 
 
 @dataclass
