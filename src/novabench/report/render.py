@@ -463,10 +463,10 @@ def many_boxes_line(task: str, coverage: Mapping[str, Any]) -> str | None:
 
     Example:
         >>> print(many_boxes_line("localization", {"scored": 132, "images_with_many_boxes": 128}))
-        localization: 128 of 132 images answered with many distinct boxes (more than 10, or 5 per gold box): mAP@30 and mAP@50 count an image as a hit when any one box overlaps gold, so extra boxes cost them nothing (a blind grid scores well); read COCO-AP@30, which penalises them (numbers unchanged)
+        localization: 128 of 132 images answered with many distinct boxes (more than 10, or 5 per gold box): mAP@30 and mAP@50 count an image as a hit when any one box overlaps gold, so extra boxes cost them nothing (a blind grid scores well); read COCO-AP@30, which penalises them (a warning only: no score is changed for it)
         >>> print(many_boxes_line("localization", {"scored": 906, "images_with_the_same_boxes": 906,
         ...     "images_answered_with_boxes": 906}))
-        localization: the same answer (boxes) on 906 of the 906 images answered with boxes: a blind answer, the same guess whatever the image (numbers unchanged)
+        localization: the same answer (boxes) on 906 of the 906 images answered with boxes: a blind answer, the same guess whatever the image (a warning only: no score is changed for it)
         >>> many_boxes_line("localization", {"scored": 132}) is None
         True
     """
@@ -487,7 +487,8 @@ def many_boxes_line(task: str, coverage: Mapping[str, Any]) -> str | None:
         parts.append(
             f"{repeated} of {scored} images answered with one box repeated past {MANY_BOXES} "
             "boxes (a runaway list): mAP@30 counts the box once, COCO-AP@30 counts every copy "
-            "as a false positive, so read mAP@30 for these (or deduplicate the answers)"
+            "as a false positive, and a box after the copies may fall past the boxes kept per "
+            "image; read mAP@30 for these (or deduplicate the answers)"
         )
     same = int(coverage.get("images_with_the_same_boxes") or 0)
     if same:
@@ -498,7 +499,7 @@ def many_boxes_line(task: str, coverage: Mapping[str, Any]) -> str | None:
         )
     if not parts:
         return None
-    return f"{task}: " + "; ".join(parts) + " (numbers unchanged)"
+    return f"{task}: " + "; ".join(parts) + " (a warning only: no score is changed for it)"
 
 
 def _per_task_lines(

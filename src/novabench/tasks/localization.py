@@ -552,20 +552,21 @@ def _answer_count_warnings(det: Any, counts: Any, references: Any, sizes: Any) -
             f"{found['images_with_many_boxes']} of {scored} predictions hold many distinct boxes "
             f"(more than {MANY_BOXES}, or {MANY_BOXES_PER_GOLD} per reference box): mAP@30 and "
             "mAP@50 count an image as a hit when any one box overlaps a reference, so extra "
-            "boxes cost them nothing; read COCO-AP@30 beside them (numbers unchanged)"
+            "boxes cost them nothing; read COCO-AP@30 beside them (a warning only: no score is changed for it)"
         )
     if found.get("images_with_repeated_boxes"):
         lines.append(
             f"{found['images_with_repeated_boxes']} of {scored} predictions repeat the same "
             f"box past {MANY_BOXES} boxes (a runaway list): the hit rates count the box once, "
-            "COCO-AP@30 counts every copy as a false positive; deduplicate the answers to read "
-            "COCO-AP (numbers unchanged)"
+            "COCO-AP@30 counts every copy as a false positive, and a box after the copies may "
+            "fall past the boxes kept per image; deduplicate the answers to read COCO-AP (a "
+            "warning only: no score is changed for it)"
         )
     if found.get("images_with_the_same_boxes"):
         lines.append(
             f"the same boxes on {found['images_with_the_same_boxes']} of the "
             f"{found['images_answered_with_boxes']} predictions with boxes: a blind answer, not "
-            "a reading of each image (numbers unchanged)"
+            "a reading of each image (a warning only: no score is changed for it)"
         )
     return lines
 
