@@ -93,6 +93,32 @@ def test_a_non_finite_box_is_noted_where_no_box_is_read() -> None:
 
 
 @pytest.mark.parametrize(
+    "answer",
+    [
+        '{"boxes": [[NaN, NaN, NaN, NaN]]}',  # user32: was ambiguous, "values up to 0"
+        '{"boxes": [[NaN, 1, 5, 5]]}',
+        '{"boxes": [[Infinity, 1, 5, 5], [NaN, 1, 2, 3]]}',
+    ],
+)
+def test_json_boxes_that_are_all_non_finite_are_invalid_under_auto_too(answer: str) -> None:
+    # No convention reads such a box, so auto has no order to ask for: the answer is what
+    # every explicit convention makes of it.
+    auto = parse_localization(answer, image_size=SIZE)
+    explicit = parse_localization(answer, image_size=SIZE, convention="protocol")
+    assert auto.status == explicit.status == "invalid_boxes"
+    assert auto.boxes == explicit.boxes == []
+    assert auto.n_degenerate_dropped == explicit.n_degenerate_dropped == answer.count("[") - 1
+    assert auto.error == explicit.error and "not a finite number" in str(auto.error)
+    assert auto.notes == explicit.notes
+
+
+def test_an_open_order_counts_only_the_finite_boxes_it_found() -> None:
+    parsed = parse_localization('{"boxes": [[NaN, 1, 5, 5], [10, 10, 50, 50]]}', image_size=SIZE)
+    assert parsed.status == "ambiguous_convention" and parsed.boxes == []
+    assert str(parsed.error).startswith("1 box(es) found but the convention is ambiguous")
+
+
+@pytest.mark.parametrize(
     "answer", ["an infinite (in, nan, 1, 2) region", "information [1, 2] nan", "No box here."]
 )
 def test_words_that_are_no_box_are_not_taken_for_one(answer: str) -> None:

@@ -1306,15 +1306,22 @@ def _parse_localization(
         if not all(math.isfinite(v) for v in c.numbers)
     ]
     used = convention
-    if convention == "auto":
+    if convention == "auto" and all(
+        not all(math.isfinite(v) for v in c.numbers) for c in candidates
+    ):
+        # Every box has a value no box can have: no convention reads one, so none is asked
+        # for; they are dropped below as under any explicit convention (invalid_boxes).
+        used = "protocol"
+    elif convention == "auto":
         resolution = _resolve_auto(candidates, prompt_convention)
         if resolution.convention is None:
             if unread_not_finite:  # read under any convention, these would be dropped
                 notes.append(_not_finite_note(unread_not_finite))
+            readable_count = len(candidates) - (len(unread_not_finite) - len(not_finite))
             return ParsedBoxes(
                 status="ambiguous_convention",
                 notes=tuple(notes),
-                error=f"{len(candidates)} box(es) found but the convention is ambiguous: "
+                error=f"{readable_count} box(es) found but the convention is ambiguous: "
                 f"{resolution.reason}; pass convention= explicitly",
                 readable_with=resolution.readable_with,
             )
