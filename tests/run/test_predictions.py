@@ -126,6 +126,8 @@ BAD_FILES = [
         "filename",
         "did you mean 'case0001_001.png'?",
     ),
+    # A raw answer written as null: that field is named, not the parsed one never written.
+    ([{"filename": "case0001_001.png", "raw_boxes": None}], 1, "raw_boxes", "is null"),
     # A raw answer given as a list: the field for an answer already read is named.
     (
         [{"filename": "case0001_001.png", "raw_boxes": [[1, 2, 3, 4]]}],

@@ -331,6 +331,12 @@ def _line_records(
         )
         parsed_field = _ANSWER_FIELDS[current][0]
         if error is None and raw is None and parsed_field not in values:
+            if raw_field in payload:  # written, as null: that field is the one to fix
+                raise check.fail(
+                    f"is null, and the line has no {parsed_field}: give the model's answer as "
+                    f"text, or drop the line if the item was not asked",
+                    raw_field,
+                )
             raise check.fail(f"has no {parsed_field} and no {raw_field}", parsed_field)
         task_status = status.get(current) if isinstance(status, dict) else status
         parser_statuses = registry.TASKS[current].parse_statuses
