@@ -272,10 +272,15 @@ def normalize_batch(
         >>> normalize_batch("localization", [{"filename": "case0001_001.png", "boxes": []},
         ...                                  {"boxes": [[10, 10, 5, 5]]}], rows)[0]
         [{'boxes': [], 'scores': None}, {'boxes': [[10, 10, 5, 5]], 'scores': None}]
-        >>> normalize_batch("localization", [{"filename": "case0002_001.png", "boxes": []}], rows[:1])
+        >>> normalize_batch("localization", [{"filename": "case0002_001.png", "boxes": []},
+        ...                                  {"filename": "case0001_001.png", "boxes": []}], rows)
         Traceback (most recent call last):
         ...
         novabench.errors.NovaInputError: example 1 (0-based index 0), field 'predictions.filename': prediction for 'case0002_001.png', but the reference at this position is 'case0001_001.png': predictions are paired with references by position; sort them as the references are (load_nova gives rows by filename)
+        >>> normalize_batch("localization", [{"filename": "case0009_001.png", "boxes": []}], rows[:1])
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: example 1 (0-based index 0), field 'predictions.filename': prediction for 'case0009_001.png', which none of the 1 references given names (the one at this position is 'case0001_001.png'): check the filename, or pass its reference row
     """
     form = _form(task)
     prediction_items = _prediction_items(form, predictions)
@@ -495,6 +500,15 @@ def _check_pairing(
                 field=f"predictions.{key}",
             )
         if name != expected:
+            names = {item.get(key) for item in references if isinstance(item, Mapping)}
+            if name not in names:  # no order puts it right: no reference holds that item
+                raise NovaInputError(
+                    f"prediction for {name!r}, which none of the {len(references)} references "
+                    f"given names (the one at this position is {expected!r}): check the {key}, "
+                    "or pass its reference row",
+                    record=record,
+                    field=f"predictions.{key}",
+                )
             raise NovaInputError(
                 f"prediction for {name!r}, but the reference at this position is "
                 f"{expected!r}: " + _PAIRING_FIX.format(key=key),
