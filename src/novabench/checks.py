@@ -843,7 +843,7 @@ def score_batch(
         >>> score_batch([[0.9, 0.1]], np.array([1]))
         Traceback (most recent call last):
         ...
-        novabench.errors.NovaInputError: example 0, field 'predictions.scores': scores has 2 values but there are 1 boxes
+        novabench.errors.NovaInputError: example 0, field 'predictions.scores': scores has 2 values but there is 1 box
     """
     import numpy as np
 
