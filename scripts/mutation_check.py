@@ -83,6 +83,7 @@ DEFAULT_TARGETS: dict[str, list[str]] = {
         "tests/run/test_localization_refusals.py",
         "tests/run/test_parsed_agrees_with_raw.py",
         "tests/run/test_parsed_file_rewritten.py",
+        "tests/run/test_not_finite_boxes.py",
     ],
     "src/novabench/metrics/localization.py": [
         "tests/metrics/test_localization_mutants.py",

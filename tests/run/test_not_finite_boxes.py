@@ -187,3 +187,34 @@ def test_a_non_finite_box_beside_no_box_is_a_dropped_box(answer: str, status: st
     parsed = parse_localization(answer, image_size=SIZE, convention="protocol")
     assert (parsed.status, parsed.boxes) == (status, [])  # the read as before
     assert parsed.n_degenerate_dropped == 1
+
+
+@pytest.mark.parametrize(
+    ("answer", "shown"),
+    [
+        # Three boxes are all shown; from the fourth on, the first three and "...".
+        (
+            "[[nan, 1, 2, 3], [nan, 4, 5, 6], [nan, 7, 8, 9]]",
+            "[nan, 1, 2, 3], [nan, 4, 5, 6], [nan, 7, 8, 9]",
+        ),
+        (
+            "[[nan, 1, 2, 3], [nan, 4, 5, 6], [nan, 7, 8, 9], [nan, 0, 0, 0]]",
+            "[nan, 1, 2, 3], [nan, 4, 5, 6], [nan, 7, 8, 9], ...",
+        ),
+        # A box read from JSON is shown from its numbers: an integral value as an integer
+        # below 1e16, past which a float no longer holds every integer (then its repr).
+        ('{"boxes": [[NaN, 9999999999999998, 2, 3]]}', "[nan, 9999999999999998, 2, 3]"),
+        ('{"boxes": [[NaN, 10000000000000000, 2, 3]]}', "[nan, 1e+16, 2, 3]"),
+    ],
+)
+def test_the_error_and_note_show_the_first_three_boxes(answer: str, shown: str) -> None:
+    parsed = parse_localization(answer, image_size=SIZE, convention="protocol")
+    assert parsed.status == "invalid_boxes"
+    assert parsed.error == (
+        f"every box written had a value that is not a finite number ({shown}): no box to score"
+    )
+    count = answer.lower().count("nan")
+    assert parsed.notes == (
+        f"{count} box(es) with a value that is not a finite number (NaN or infinite) not read: "
+        f"{shown}",
+    )

@@ -1442,15 +1442,20 @@ def _shown_number(value: float) -> str:
     return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
 
 
+def _first_three(written: list[str]) -> str:
+    """The first three boxes as written, then ", ..." if there are more."""
+    return ", ".join(written[:3]) + (", ..." if len(written) > 3 else "")
+
+
 def _not_finite_error(written: list[str]) -> str:
     """The error of an answer whose every box had a value that is not a finite number."""
-    shown = ", ".join(written[:3]) + (", ..." if len(written) > 3 else "")
+    shown = _first_three(written)
     return f"every box written had a value that is not a finite number ({shown}): no box to score"
 
 
 def _not_finite_note(written: list[str]) -> str:
     """The note on boxes written with a value that is not a finite number (never read)."""
-    shown = ", ".join(written[:3]) + (", ..." if len(written) > 3 else "")
+    shown = _first_three(written)
     return (
         f"{len(written)} box(es) with a value that is not a finite number (NaN or infinite) "
         f"not read: {shown}"
