@@ -112,8 +112,15 @@ def test_json_boxes_that_are_all_non_finite_are_invalid_under_auto_too(answer: s
     assert auto.notes == explicit.notes
 
 
-def test_an_open_order_counts_only_the_finite_boxes_it_found() -> None:
-    parsed = parse_localization('{"boxes": [[NaN, 1, 5, 5], [10, 10, 50, 50]]}', image_size=SIZE)
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"boxes": [[NaN, 1, 5, 5], [10, 10, 50, 50]]}',  # the NaN box read from JSON
+        "The lesion is at [nan, 1, 5, 5] and [10, 10, 50, 50].",  # written in text
+    ],
+)
+def test_an_open_order_counts_only_the_finite_boxes_it_found(answer: str) -> None:
+    parsed = parse_localization(answer, image_size=SIZE)
     assert parsed.status == "ambiguous_convention" and parsed.boxes == []
     assert str(parsed.error).startswith("1 box(es) found but the convention is ambiguous")
 
