@@ -110,6 +110,7 @@ def test_json_boxes_that_are_all_non_finite_are_invalid_under_auto_too(answer: s
     assert auto.n_degenerate_dropped == explicit.n_degenerate_dropped == answer.count("[") - 1
     assert auto.error == explicit.error and "not a finite number" in str(auto.error)
     assert auto.notes == explicit.notes
+    assert auto.convention is None  # no box converted, no convention used (as "ambiguous" had)
 
 
 @pytest.mark.parametrize(

@@ -1299,29 +1299,26 @@ def _parse_localization(
     elif _says_no_target(_strip_json_strings(text)) and not extraction.truncated:
         notes.append("the answer mentions 'no target' but also gives boxes; boxes kept")
 
+    # Read boxes with a value no box can have: dropped under every convention.
+    never_boxes = [c for c in candidates if not all(math.isfinite(v) for v in c.numbers)]
     # Not read if the convention stays open: said in a note then, as dropped boxes are.
-    unread_not_finite = not_finite + [
-        _shown_numbers(c.numbers)
-        for c in candidates
-        if not all(math.isfinite(v) for v in c.numbers)
-    ]
+    unread_not_finite = not_finite + [_shown_numbers(c.numbers) for c in never_boxes]
     used = convention
-    if convention == "auto" and all(
-        not all(math.isfinite(v) for v in c.numbers) for c in candidates
-    ):
-        # Every box has a value no box can have: no convention reads one, so none is asked
-        # for; they are dropped below as under any explicit convention (invalid_boxes).
-        used = "protocol"
+    # Every box has such a value: no convention reads one, so auto asks for none; they are
+    # dropped below as under an explicit convention (invalid_boxes), which none is said to be.
+    no_convention_used = convention == "auto" and len(never_boxes) == len(candidates)
+    if no_convention_used:
+        used = "protocol"  # only to run the reading below, which converts no box
     elif convention == "auto":
         resolution = _resolve_auto(candidates, prompt_convention)
         if resolution.convention is None:
             if unread_not_finite:  # read under any convention, these would be dropped
                 notes.append(_not_finite_note(unread_not_finite))
-            readable_count = len(candidates) - (len(unread_not_finite) - len(not_finite))
+            n_finite = len(candidates) - len(never_boxes)
             return ParsedBoxes(
                 status="ambiguous_convention",
                 notes=tuple(notes),
-                error=f"{readable_count} box(es) found but the convention is ambiguous: "
+                error=f"{n_finite} box(es) found but the convention is ambiguous: "
                 f"{resolution.reason}; pass convention= explicitly",
                 readable_with=resolution.readable_with,
             )
@@ -1417,7 +1414,7 @@ def _parse_localization(
         boxes=boxes,
         labels=labels,
         status=status,
-        convention=used,
+        convention=None if no_convention_used else used,
         n_degenerate_dropped=n_degenerate,
         dropped_why={why: n for why, n in dropped.items() if n},
         n_out_of_range=n_out,
