@@ -260,7 +260,7 @@ def note(message: str) -> None:
         ...         print(told)
         kept
     """
-    _warn_at(_users_line(sys._getframe(1)), message, FileNoteWarning)
+    warn_at_caller(message, FileNoteWarning)  # the walk passes this module's frames
 
 
 def warn_at_caller(message: str, category: type[Warning] = UserWarning) -> None:
