@@ -897,6 +897,12 @@ def key_meaning_line(task: str, key: str) -> str:
     return f"{key}: {meaning.definition}; {spec.direction(key)}; definition: {meaning.source}"
 
 
+def _meaning(task: str, key: str) -> registry.KeyMeaning | None:
+    """The registry's meaning of ``task``'s ``key`` (None for an unknown task or key)."""
+    spec = registry.TASKS.get(task)
+    return spec.meaning(key) if spec is not None else None
+
+
 def direction_line(keys: Sequence[tuple[str, str]]) -> str:
     """The terminal's one line on which way each shown key is better ("" for no key).
 
@@ -955,8 +961,7 @@ def undefined_reason(task: str, key: str, who: str = "") -> str | None:
         >>> undefined_reason("localization", "FP30", "rater_2_vs_gold")
         'rater 2 drew no box (0 / 0)'
     """
-    spec = registry.TASKS.get(task)
-    meaning = spec.meaning(key) if spec is not None else None
+    meaning = _meaning(task, key)
     if meaning is None:
         return None
     predicted, _, reference = " ".join(who.replace("_", " ").split()).partition(" vs ")
@@ -998,10 +1003,8 @@ def undefined_value_line(task: str, key: str, where: str = "") -> str:
         >>> undefined_value_line("localization", "hit@30", " (group normal)")
         'n/a: localization hit@30 (group normal) is undefined when no image has a gold box'
     """
-    spec = registry.TASKS.get(task)
-    meaning = spec.meaning(key) if spec is not None else None
-    why = f" is undefined when {meaning.undefined}" if meaning is not None else " is undefined"
-    return f"n/a: {task} {key}{where}{why}"
+    why = undefined_reason(task, key)
+    return f"n/a: {task} {key}{where} is undefined" + (f" when {why}" if why else "")
 
 
 #: Below this many resamples a percentile interval can miss its own estimate entirely.
@@ -1454,10 +1457,14 @@ def _first_error(coverage: Mapping[str, Any]) -> str:
     first = coverage.get("first_error")
     if not coverage.get("errors") or not isinstance(first, Mapping):
         return ""
-    message = " ".join(str(first.get("error", "")).split())
-    if len(message) > 120:
-        message = message[:119] + "…"
+    message = _clipped(str(first.get("error", "")))
     return f" (first: {first.get('item')}: {message}; rerun to retry)"
+
+
+def _clipped(message: str) -> str:
+    """A message on one line, cut at 120 characters (a coverage line names an error by it)."""
+    message = " ".join(message.split())
+    return message if len(message) <= 120 else message[:119] + "…"
 
 
 def parse_status_phrase(coverage: Mapping[str, Any]) -> str:
@@ -1480,9 +1487,7 @@ def parse_status_phrase(coverage: Mapping[str, Any]) -> str:
         first = firsts.get(status)
         named = ""
         if isinstance(first, Mapping) and first.get("item"):
-            message = " ".join(str(first.get("error") or "").split())
-            if len(message) > 120:
-                message = message[:119] + "…"
+            message = _clipped(str(first.get("error") or ""))
             named = f" (first: {first['item']}{f': {message}' if message else ''})"
         parts.append(f"{status} {count}{named}")
     return ", ".join(parts)
