@@ -195,11 +195,7 @@ def reparsed_lines(
             fresh = after.get(key)
             if fresh is None or not before.is_parsed or before.raw is None:
                 continue
-            fields = [
-                name
-                for name in _compared_fields(before)
-                if not _agree(getattr(before, name), getattr(fresh, name))
-            ]
+            fields = _fields_differing(before, fresh)
             if fields:
                 moved.append((before, fields))
     return sorted(moved, key=lambda item: (str(item[0].source), item[0].line or 0))
@@ -303,11 +299,18 @@ def _compared_fields(stored: PredictionRecord) -> list[str]:
     ]
 
 
+def _fields_differing(stored: PredictionRecord, fresh: PredictionRecord) -> list[str]:
+    """The compared fields of a parsed line that its raw answer does not give again."""
+    return [
+        name
+        for name in _compared_fields(stored)
+        if not _agree(getattr(stored, name), getattr(fresh, name))
+    ]
+
+
 def _parse_agrees(stored: PredictionRecord, fresh: PredictionRecord) -> bool:
     """Whether a parsed line holds what its raw answer reads as (numbers up to round-off)."""
-    return all(
-        _agree(getattr(stored, name), getattr(fresh, name)) for name in _compared_fields(stored)
-    )
+    return not _fields_differing(stored, fresh)
 
 
 def _conventions_reading_as_stored(
@@ -352,11 +355,7 @@ def _refuse_disagreement(
 
     spec = registry.TASKS[stored.task]
     answer_field = spec.answer_field
-    differing = next(
-        name
-        for name in _compared_fields(stored)
-        if not _agree(getattr(stored, name), getattr(fresh, name))
-    )
+    differing = _fields_differing(stored, fresh)[0]
     boxed = "input_size" in spec.extra_fields
     under = f" under box convention {convention}" if boxed else ""
     why: list[Any] = [" (edited, or parsed by another version)"]
@@ -453,9 +452,8 @@ def _differing_phrase(
     fields: dict[str, int] = {}
     lines: dict[str, list[int]] = {}
     for before, after in differing:
-        for name in _compared_fields(before):
-            if not _agree(getattr(before, name), getattr(after, name)):
-                fields[name] = fields.get(name, 0) + 1
+        for name in _fields_differing(before, after):
+            fields[name] = fields.get(name, 0) + 1
         lines.setdefault(str(before.source), []).append(int(before.line or 0))
     by_field = ", ".join(f"{name} {n}" for name, n in fields.items())
     where = "; ".join(
