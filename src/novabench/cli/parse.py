@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         write_predictions,
     )
     from novabench.run.prompts import prompt_box_order
-    from novabench.run.raw_answers import reparsed_lines
+    from novabench.run.raw_answers import moved_lines_phrases, reparsed_lines
     from novabench.tasks import behaviour, load_hook
 
     raw_path, out = Path(args.raw), Path(args.out)
@@ -173,18 +173,12 @@ def run(args: argparse.Namespace) -> int:
         for task in TASK_NAMES
     ]
     if reparsed:
-        fields: dict[str, int] = {}
-        for _, moved in reparsed:
-            for name in moved:
-                fields[name] = fields.get(name, 0) + 1
-        numbers = [record.line for record, _ in reparsed]
+        by_field, lines = moved_lines_phrases(reparsed)  # the one file read
         first.insert(
             0,
             f"read again: {len(reparsed)} line{'s' if len(reparsed) > 1 else ''} of {raw_path} "
             f"held another reading of {'their' if len(reparsed) > 1 else 'its'} raw answer "
-            f"({', '.join(f'{name} {n}' for name, n in fields.items())}; line"
-            f"{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers[:8]))}"
-            f"{', ...' if len(numbers) > 8 else ''}): {out} holds what the raw answers read "
+            f"({by_field}; {'; '.join(lines.values())}): {out} holds what the raw answers read "
             f"as today under box convention {convention}"
             f"{' (chosen with --box-convention)' if args.box_convention else ''} (--reparse)",
         )

@@ -29,7 +29,7 @@ from novabench.run.records import (
     unknown_key_message,
 )
 
-__all__ = ["parse_raw", "reparsed_lines"]
+__all__ = ["moved_lines_phrases", "parse_raw", "reparsed_lines"]
 
 
 def parse_raw(
@@ -401,6 +401,36 @@ def _refuse_disagreement(
 _LINES_SEARCHED_FOR_CONVENTION = 50
 
 
+def moved_lines_phrases(
+    moved: Sequence[tuple[PredictionRecord, Sequence[str]]],
+) -> tuple[str, dict[str, str]]:
+    """How many lines each field moved in (``"parse_status 2, boxes_dropped 1"``) and, per
+    file, which lines (``"lines 1, 4"``, the first eight then ``...``), for lines whose
+    fields are not what their raw answer reads as (:func:`reparsed_lines`' pairs).
+
+    Example:
+        >>> from novabench.run.records import PredictionRecord
+        >>> def line(n):
+        ...     return PredictionRecord(task="localization", key=f"case0001_00{n}.png",
+        ...         source="old.jsonl", line=n, raw="[nan, 1, 2, 3]", boxes=[])
+        >>> moved_lines_phrases([(line(1), ["parse_status"]),
+        ...                      (line(4), ["parse_status", "boxes_dropped"])])
+        ('parse_status 2, boxes_dropped 1', {'old.jsonl': 'lines 1, 4'})
+    """
+    fields: dict[str, int] = {}
+    lines: dict[str, list[int]] = {}
+    for record, names in moved:
+        for name in names:
+            fields[name] = fields.get(name, 0) + 1
+        lines.setdefault(str(record.source), []).append(int(record.line or 0))
+    by_field = ", ".join(f"{name} {n}" for name, n in fields.items())
+    return by_field, {
+        source: f"line{'s' if len(numbers) > 1 else ''} "
+        f"{', '.join(map(str, numbers[:8]))}{', ...' if len(numbers) > 8 else ''}"
+        for source, numbers in lines.items()
+    }
+
+
 def _reparse_convention(convention: str, reading_as_stored: Sequence[str]) -> str:
     """The ``--box-convention`` a suggested ``--reparse`` of a file without a recorded parse
     must carry: without it the raw answers are read with ``auto``, which may read other
@@ -449,18 +479,10 @@ def _differing_phrase(
     """
     if not differing:
         return ""
-    fields: dict[str, int] = {}
-    lines: dict[str, list[int]] = {}
-    for before, after in differing:
-        for name in _fields_differing(before, after):
-            fields[name] = fields.get(name, 0) + 1
-        lines.setdefault(str(before.source), []).append(int(before.line or 0))
-    by_field = ", ".join(f"{name} {n}" for name, n in fields.items())
-    where = "; ".join(
-        f"{source}: line{'s' if len(numbers) > 1 else ''} "
-        f"{', '.join(map(str, numbers[:8]))}{', ...' if len(numbers) > 8 else ''}"
-        for source, numbers in lines.items()
+    by_field, lines = moved_lines_phrases(
+        [(before, _fields_differing(before, after)) for before, after in differing]
     )
+    where = "; ".join(f"{source}: {numbers}" for source, numbers in lines.items())
     count = len(differing)
     return (
         f"; {count} line{'s differ' if count > 1 else ' differs'} from what "
