@@ -36,6 +36,7 @@ from novabench.report.render import (
     comparison_with_paper,
     coverage_phrase,
     headline_keys,
+    key_meaning_cells,
     model_name,
     resampled_unit,
     settings_lines,
@@ -298,12 +299,11 @@ def _key_meanings_section(report: Mapping[str, Any]) -> list[_Section]:
         task_report = report["tasks"].get(task)
         if task_report is None:
             continue
-        spec = registry.TASKS[task]
         for key in headline_keys(task, task_report["metrics"]):
-            meaning = spec.meaning(key)
+            meaning = key_meaning_cells(task, key)
             if key not in task_report["metrics"] or meaning is None:
                 continue
-            cells = (task, key, meaning.definition, spec.direction(key).split()[0], meaning.source)
+            cells = (task, key, *meaning)
             rows.append("<tr>" + "".join(f"<td>{_text(cell)}</td>" for cell in cells) + "</tr>")
     if not rows:
         return []

@@ -2181,16 +2181,31 @@ def key_meaning_rows(keys: Iterable[tuple[str, str]]) -> list[str]:
     """
     rows = []
     for task, key in keys:
-        spec = registry.TASKS[task]
-        meaning = spec.meaning(key)
-        if meaning is None:
+        cells = key_meaning_cells(task, key)
+        if cells is None:
             continue
-        better = spec.direction(key).split()[0]
+        definition, better, source = cells
         rows.append(
-            f"| {task} | `{key}` | {markdown_text(meaning.definition)} | {better} | "
-            f"{markdown_text(meaning.source)} |"
+            f"| {task} | `{key}` | {markdown_text(definition)} | {better} | "
+            f"{markdown_text(source)} |"
         )
     return rows
+
+
+def key_meaning_cells(task: str, key: str) -> tuple[str, str, str] | None:
+    """A key-meaning table's cells after the task and key: what it measures, which way is
+    better (``higher``/``lower``) and where its definition comes from; None for a key the
+    registry does not define (the Markdown report's table and the HTML page's read it).
+
+    Example:
+        >>> key_meaning_cells("localization", "FNR")[1:]
+        ('lower', "ours (the paper's definition is not public)")
+    """
+    spec = registry.TASKS[task]
+    meaning = spec.meaning(key)
+    if meaning is None:
+        return None
+    return meaning.definition, spec.direction(key).split()[0], meaning.source
 
 
 def render_key_meanings(report: Mapping[str, Any]) -> list[str]:
